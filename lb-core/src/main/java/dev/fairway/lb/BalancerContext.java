@@ -1,0 +1,21 @@
+package dev.fairway.lb;
+
+import java.util.function.LongSupplier;
+
+/** What a strategy may know about the balancer it is attached to. Immutable. */
+final class BalancerContext {
+  final String service;
+  final RandomSource random;
+  final LongSupplier ticker;
+  final String localZone;
+  /** Time constant of the latency average. */
+  final double tauNanos;
+
+  BalancerContext(String service, RandomSource random, LongSupplier ticker, String localZone, double tauNanos) {
+    this.service = service;
+    this.random = random;
+    this.ticker = ticker;
+    this.localZone = localZone;
+    this.tauNanos = tauNanos;
+  }
+}

@@ -1,0 +1,203 @@
+package dev.fairway.lb;
+
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * fly.io-proxy semantics. Below its soft limit a target is chosen by closeness: same zone as the
+ * balancer's {@code localZone} first, then lower latency average, at random among equals (the scan
+ * starts at a random position). When every target is at or above soft, the least loaded one below
+ * its hard limit is chosen. The in-flight increment is a compare-and-set bounded by the hard limit,
+ * so the hard limit holds under any concurrency. When every target is at hard, the pick waits in a
+ * FIFO queue (at most {@code maxQueue} callers) for up to {@code maxWait}.
+ */
+final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
+  final int softLimit;
+  final int hardLimit;
+  final Duration maxWait;
+  final int maxQueue;
+
+  ConcurrencyLimitedStrategy(int softLimit, int hardLimit, Duration maxWait, int maxQueue) {
+    if (softLimit < 1 || softLimit > 1_000_000) {
+      throw new IllegalArgumentException("softLimit: " + softLimit + " (expected: 1..1000000)");
+    }
+    if (hardLimit < softLimit || hardLimit > 1_000_000) {
+      throw new IllegalArgumentException(
+          "hardLimit: " + hardLimit + " (expected: softLimit (" + softLimit + ")..1000000)");
+    }
+    if (maxWait == null || maxWait.isNegative() || maxWait.compareTo(Duration.ofMinutes(10)) > 0) {
+      throw new IllegalArgumentException("maxWait: " + maxWait + " (expected: 0s..10m)");
+    }
+    this.softLimit = softLimit;
+    this.hardLimit = hardLimit;
+    this.maxWait = maxWait;
+    this.maxQueue = maxQueue;
+  }
+
+  @Override
+  public String name() {
+    return "concurrency-limited";
+  }
+
+  @Override
+  public String toString() {
+    return name() + "(soft=" + softLimit + ", hard=" + hardLimit + ", maxWait=" + maxWait + ")";
+  }
+
+  @Override
+  StrategyInstance attach(BalancerContext context) {
+    return new Instance(context);
+  }
+
+  final class Instance extends StrategyInstance {
+    final BalancerContext context;
+    final WaitQueue queue = new WaitQueue(maxQueue);
+
+    Instance(BalancerContext context) {
+      this.context = context;
+    }
+
+    @Override
+    Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
+      return new LimitedSelector(snapshot, context);
+    }
+
+    @Override
+    void onRelease(TrackedTarget target) {
+      if (queue.hasWaiters()) {
+        queue.wakeHead();
+      }
+    }
+
+    @Override
+    void close() {
+      queue.wakeAll();
+    }
+
+    ConcurrencyLimitedStrategy strategy() {
+      return ConcurrencyLimitedStrategy.this;
+    }
+  }
+
+  /** Callers waiting for a slot, first come first served. Only the head tries to take a slot. */
+  static final class WaitQueue {
+    private final ConcurrentLinkedQueue<Thread> waiters = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger size = new AtomicInteger();
+    private final int max;
+
+    WaitQueue(int max) {
+      this.max = max;
+    }
+
+    boolean enter(Thread t) {
+      if (size.incrementAndGet() > max) {
+        size.decrementAndGet();
+        return false;
+      }
+      waiters.add(t);
+      return true;
+    }
+
+    void leave(Thread t) {
+      if (waiters.remove(t)) {
+        size.decrementAndGet();
+      }
+      wakeHead();
+    }
+
+    boolean isHead(Thread t) {
+      return waiters.peek() == t;
+    }
+
+    boolean hasWaiters() {
+      return size.get() > 0;
+    }
+
+    void wakeHead() {
+      Thread head = waiters.peek();
+      if (head != null) {
+        LockSupport.unpark(head);
+      }
+    }
+
+    void wakeAll() {
+      for (Thread t : waiters) {
+        LockSupport.unpark(t);
+      }
+    }
+  }
+
+  final class LimitedSelector extends Selector {
+    private final TrackedTarget[] targets;
+    private final int[] zoneRank;
+    private final RandomSource random;
+
+    LimitedSelector(TargetSnapshot snapshot, BalancerContext context) {
+      this.targets = snapshot.pickable;
+      this.zoneRank = new int[targets.length];
+      for (int i = 0; i < targets.length; i++) {
+        zoneRank[i] = context.localZone.isEmpty() || context.localZone.equals(targets[i].target.zone()) ? 0 : 1;
+      }
+      this.random = context.random;
+    }
+
+    @Override
+    boolean acquiresSlot() {
+      return true;
+    }
+
+    @Override
+    TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+      int n = targets.length;
+      for (int attempt = 0; attempt < 4; attempt++) {
+        int start = n == 1 ? 0 : random.nextInt(n);
+        int closest = -1; // best under soft, by (zone, latency)
+        int leastLoaded = -1; // best under hard, by (in-flight, zone, latency)
+        boolean anyAllowed = false;
+        for (int k = 0; k < n; k++) {
+          int i = start + k;
+          if (i >= n) {
+            i -= n;
+          }
+          TrackedTarget t = targets[i];
+          if (excluded(t, exclude)) {
+            continue;
+          }
+          anyAllowed = true;
+          int load = t.inFlight;
+          if (load < softLimit && (closest < 0 || closer(i, closest))) {
+            closest = i;
+          }
+          if (load < hardLimit
+              && (leastLoaded < 0
+                  || load < targets[leastLoaded].inFlight
+                  || (load == targets[leastLoaded].inFlight && closer(i, leastLoaded)))) {
+            leastLoaded = i;
+          }
+        }
+        if (!anyAllowed) {
+          return null;
+        }
+        int chosen = closest >= 0 ? closest : leastLoaded;
+        if (chosen < 0) {
+          return AT_CAPACITY;
+        }
+        if (targets[chosen].tryAcquire(hardLimit)) {
+          return targets[chosen];
+        }
+        // Lost a race for the last slot below hard: look again.
+      }
+      return AT_CAPACITY;
+    }
+
+    private boolean closer(int a, int b) {
+      if (zoneRank[a] != zoneRank[b]) {
+        return zoneRank[a] < zoneRank[b];
+      }
+      return targets[a].ewmaNanos < targets[b].ewmaNanos;
+    }
+  }
+}

@@ -1,0 +1,99 @@
+package dev.fairway.lb;
+
+import java.util.Set;
+
+/**
+ * Sticky keys: a new key is placed by jump consistent hash over the pickable targets and remembered
+ * in the {@link AffinityTable}; later picks for the key return the remembered target while it is
+ * pickable, not excluded, and has not failed since (its affinity epoch is unchanged). Otherwise the
+ * key is placed again, avoiding the target it was on, and the table remembers the new one.
+ * Placement ignores weights. A null key falls back to power of two choices.
+ */
+final class KeyAffinityStrategy extends BuiltinStrategy {
+  static final int DEFAULT_MAX_KEYS = 100_000;
+  private final int maxKeys;
+
+  KeyAffinityStrategy(int maxKeys) {
+    if (maxKeys < 1) {
+      throw new IllegalArgumentException("maxKeys: " + maxKeys + " (expected: >= 1)");
+    }
+    this.maxKeys = maxKeys;
+  }
+
+  @Override
+  public String name() {
+    return "key-affinity";
+  }
+
+  @Override
+  StrategyInstance attach(BalancerContext context) {
+    AffinityTable table = new AffinityTable(maxKeys);
+    return new StrategyInstance() {
+      @Override
+      Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
+        return new KeyAffinitySelector(snapshot, table, new PowerOfTwoChoicesStrategy.P2cSelector(snapshot, context.random));
+      }
+
+      @Override
+      AffinityTable affinityTable() {
+        return table;
+      }
+    };
+  }
+
+  static final class KeyAffinitySelector extends Selector {
+    private final TrackedTarget[] targets;
+    private final AffinityTable table;
+    private final Selector keyless;
+
+    KeyAffinitySelector(TargetSnapshot snapshot, AffinityTable table, Selector keyless) {
+      this.targets = snapshot.pickable;
+      this.table = table;
+      this.keyless = keyless;
+    }
+
+    @Override
+    TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+      if (key == null) {
+        return keyless.select(null, exclude, nowNanos);
+      }
+      AffinityTable.Entry entry = table.get(key);
+      TrackedTarget avoid = null;
+      if (entry != null) {
+        TrackedTarget remembered = entry.target;
+        if (entry.valid() && !excluded(remembered, exclude)) {
+          return remembered;
+        }
+        avoid = remembered;
+      }
+      TrackedTarget placed = place(key, avoid, exclude);
+      if (placed != null) {
+        table.put(key, placed);
+      }
+      return placed;
+    }
+
+    private TrackedTarget place(String key, TrackedTarget avoid, Set<Target> exclude) {
+      int n = targets.length;
+      long h = Murmur3.hash64(key);
+      int idx = Murmur3.jump(h, n);
+      for (int attempt = 0; attempt < 4; attempt++) {
+        TrackedTarget t = targets[idx];
+        if (t != avoid && !excluded(t, exclude)) {
+          return t;
+        }
+        h = Murmur3.fmix64(h + 0x9E3779B97F4A7C15L);
+        idx = Murmur3.jump(h, n);
+      }
+      for (int k = 0; k < n; k++) {
+        int i = idx + k;
+        TrackedTarget t = targets[i >= n ? i - n : i];
+        if (t != avoid && !excluded(t, exclude)) {
+          return t;
+        }
+      }
+      // Only the target to avoid is left: better it than nothing.
+      return avoid != null && avoid.pickable && !excluded(avoid, exclude) ? avoid : null;
+    }
+  }
+}

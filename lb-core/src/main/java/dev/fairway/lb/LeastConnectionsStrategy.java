@@ -1,0 +1,87 @@
+package dev.fairway.lb;
+
+import java.util.Set;
+
+/**
+ * Fewest in-flight calls per unit of weight. Up to {@value #FULL_SCAN_LIMIT} targets every one is
+ * compared, starting at a random position so that ties do not favour the first target; above that a
+ * weighted sample of {@value #SAMPLES} is compared, which keeps a pick O(1).
+ */
+final class LeastConnectionsStrategy extends BuiltinStrategy {
+  static final int FULL_SCAN_LIMIT = 64;
+  static final int SAMPLES = 8;
+
+  @Override
+  public String name() {
+    return "least-connections";
+  }
+
+  @Override
+  StrategyInstance attach(BalancerContext context) {
+    return new StrategyInstance() {
+      @Override
+      Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
+        return new LeastConnectionsSelector(snapshot, context.random);
+      }
+    };
+  }
+
+  /** True if a carries less load per weight than b: inFlightA / weightA < inFlightB / weightB. */
+  static boolean lessLoaded(int inFlightA, long weightA, int inFlightB, long weightB) {
+    return (long) inFlightA * weightB < (long) inFlightB * weightA;
+  }
+
+  static final class LeastConnectionsSelector extends Selector {
+    private final TrackedTarget[] targets;
+    private final long[] weights;
+    private final WeightedSampler sampler;
+    private final RandomSource random;
+
+    LeastConnectionsSelector(TargetSnapshot snapshot, RandomSource random) {
+      this.targets = snapshot.pickable;
+      this.weights = snapshot.weights;
+      this.sampler =
+          targets.length > FULL_SCAN_LIMIT ? new WeightedSampler(snapshot.weights, snapshot.uniformWeights) : null;
+      this.random = random;
+    }
+
+    @Override
+    TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+      int n = targets.length;
+      int best = -1;
+      int bestLoad = 0;
+      if (sampler == null) {
+        int start = n == 1 ? 0 : random.nextInt(n);
+        for (int k = 0; k < n; k++) {
+          int i = start + k;
+          if (i >= n) {
+            i -= n;
+          }
+          TrackedTarget t = targets[i];
+          if (excluded(t, exclude)) {
+            continue;
+          }
+          int load = t.inFlight;
+          if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])) {
+            best = i;
+            bestLoad = load;
+          }
+        }
+        return best < 0 ? null : targets[best];
+      }
+      for (int k = 0; k < SAMPLES; k++) {
+        int i = sampler.sample(random);
+        TrackedTarget t = targets[i];
+        if (excluded(t, exclude)) {
+          continue;
+        }
+        int load = t.inFlight;
+        if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])) {
+          best = i;
+          bestLoad = load;
+        }
+      }
+      return best < 0 ? firstAllowed(targets, random.nextInt(n), exclude) : targets[best];
+    }
+  }
+}

@@ -1,0 +1,109 @@
+package dev.fairway.lb;
+
+import java.util.Set;
+
+/**
+ * Peak-EWMA, as Finagle and Linkerd score it: cost = latency average x (in-flight + 1) / weight,
+ * lowest wins. The average is time-decayed (see {@link TrackedTarget#decayedEwma}), so a target
+ * that was slow and recovered is tried again. A target with no sample yet costs nothing while idle
+ * (it gets one probe call) and a large penalty while that probe is out, so a new target is measured
+ * before it is trusted, and not flooded.
+ *
+ * <p>Up to {@value #FULL_SCAN_LIMIT} targets every one is scored (two random choices would cap the
+ * fastest of 4 targets at half the traffic); above that two weighted-random ones are compared. The
+ * in-flight factor is what prevents herding: as the fastest target queues, its cost rises until the
+ * others are cheaper.
+ */
+final class LeastResponseTimeStrategy extends BuiltinStrategy {
+  static final int FULL_SCAN_LIMIT = 16;
+  /** Cost of a target whose first call is still out: far above any real latency x load. */
+  static final double UNMEASURED_PENALTY = 1e15;
+
+  @Override
+  public String name() {
+    return "least-response-time";
+  }
+
+  @Override
+  StrategyInstance attach(BalancerContext context) {
+    return new StrategyInstance() {
+      @Override
+      Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
+        return new LeastResponseTimeSelector(snapshot, context.random, context.tauNanos);
+      }
+    };
+  }
+
+  static double cost(TrackedTarget t, long weight, long nowNanos, double tauNanos) {
+    int inFlight = t.inFlight;
+    double ewma = t.decayedEwma(nowNanos, tauNanos);
+    if (ewma == 0.0) {
+      return inFlight == 0 ? 0.0 : UNMEASURED_PENALTY * (inFlight + 1) / weight;
+    }
+    return ewma * (inFlight + 1) / weight;
+  }
+
+  static final class LeastResponseTimeSelector extends Selector {
+    private final TrackedTarget[] targets;
+    private final long[] weights;
+    private final WeightedSampler sampler;
+    private final RandomSource random;
+    private final double tauNanos;
+
+    LeastResponseTimeSelector(TargetSnapshot snapshot, RandomSource random, double tauNanos) {
+      this.targets = snapshot.pickable;
+      this.weights = snapshot.weights;
+      this.sampler =
+          targets.length > FULL_SCAN_LIMIT ? new WeightedSampler(snapshot.weights, snapshot.uniformWeights) : null;
+      this.random = random;
+      this.tauNanos = tauNanos;
+    }
+
+    @Override
+    TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+      int n = targets.length;
+      if (sampler == null) {
+        int start = n == 1 ? 0 : random.nextInt(n);
+        int best = -1;
+        double bestCost = 0;
+        for (int k = 0; k < n; k++) {
+          int i = start + k;
+          if (i >= n) {
+            i -= n;
+          }
+          TrackedTarget t = targets[i];
+          if (excluded(t, exclude)) {
+            continue;
+          }
+          double c = cost(t, weights[i], nowNanos, tauNanos);
+          if (best < 0 || c < bestCost) {
+            best = i;
+            bestCost = c;
+          }
+        }
+        return best < 0 ? null : targets[best];
+      }
+      for (int attempt = 0; attempt < 4; attempt++) {
+        int a = sampler.sample(random);
+        int b = sampler.sample(random);
+        if (a == b) {
+          b = a + 1 == n ? 0 : a + 1;
+        }
+        boolean okA = !excluded(targets[a], exclude);
+        boolean okB = !excluded(targets[b], exclude);
+        if (okA && okB) {
+          return cost(targets[b], weights[b], nowNanos, tauNanos) < cost(targets[a], weights[a], nowNanos, tauNanos)
+              ? targets[b]
+              : targets[a];
+        }
+        if (okA) {
+          return targets[a];
+        }
+        if (okB) {
+          return targets[b];
+        }
+      }
+      return firstAllowed(targets, random.nextInt(n), exclude);
+    }
+  }
+}

@@ -1,0 +1,109 @@
+package dev.fairway.lb;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowSynchronizationStrategy;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowType;
+import io.github.resilience4j.core.IntervalFunction;
+import java.time.Duration;
+
+/**
+ * Passive health: how call outcomes reported on {@link Pick} eject failing targets. Backed by one
+ * Resilience4j {@code CircuitBreaker} per target; an open breaker means the target is
+ * {@link TargetState#EJECTED}.
+ *
+ * <p>{@link #defaults()}: a target is ejected after 5 consecutive failures, or when at least 50% of
+ * its last 20 calls failed (once 10 calls were seen), or at once when a connection to it is refused
+ * ({@link java.net.ConnectException}). It stays out for 10 s, doubling on each repeated ejection up
+ * to 5 min; then it is let back in (half-open) and its first success restores it, while a failure
+ * ejects it again for twice as long. At most 50% of the targets are ejected at once.
+ *
+ * <p>Immutable and thread-safe; the {@code with...} methods return copies.
+ */
+public final class PassiveHealth {
+  private static final PassiveHealth DISABLED = new PassiveHealth(null, 0, 0);
+
+  final CircuitBreakerConfig config; // null when disabled
+  final int consecutiveFailures; // 0 = only the breaker's own failure-rate rule
+  final int maxEjectionPercent;
+
+  private PassiveHealth(CircuitBreakerConfig config, int consecutiveFailures, int maxEjectionPercent) {
+    this.config = config;
+    this.consecutiveFailures = consecutiveFailures;
+    this.maxEjectionPercent = maxEjectionPercent;
+  }
+
+  /** The defaults described above. */
+  public static PassiveHealth defaults() {
+    CircuitBreakerConfig config =
+        CircuitBreakerConfig.custom()
+            .slidingWindow(20, 10, SlidingWindowType.COUNT_BASED, SlidingWindowSynchronizationStrategy.LOCK_FREE)
+            .failureRateThreshold(50)
+            .permittedNumberOfCallsInHalfOpenState(3)
+            .waitIntervalFunctionInOpenState(
+                IntervalFunction.ofExponentialBackoff(Duration.ofSeconds(10), 2.0, Duration.ofMinutes(5)))
+            .build();
+    return new PassiveHealth(config, 5, 50);
+  }
+
+  /** Outcomes are not tracked; no target is ever ejected. */
+  public static PassiveHealth disabled() {
+    return DISABLED;
+  }
+
+  /**
+   * Your own breaker configuration: its failure-rate window and threshold decide ejection, and its
+   * {@code waitIntervalFunctionInOpenState} (called with 1 for the first ejection, 2 for a repeated
+   * one, ...) decides how long a target stays out. Refused connections still eject at once; the
+   * consecutive-failure rule is off unless set with {@link #withConsecutiveFailures}.
+   */
+  public static PassiveHealth of(CircuitBreakerConfig config) {
+    if (config == null) {
+      throw new IllegalArgumentException("config: null (expected: a CircuitBreakerConfig)");
+    }
+    return new PassiveHealth(config, 0, 50);
+  }
+
+  /** Ejects after this many failures in a row; 0 turns the rule off. */
+  public PassiveHealth withConsecutiveFailures(int failures) {
+    requireEnabled("consecutiveFailures");
+    if (failures < 0 || failures > 1_000) {
+      throw new IllegalArgumentException("consecutiveFailures: " + failures + " (expected: 0..1000)");
+    }
+    return new PassiveHealth(config, failures, maxEjectionPercent);
+  }
+
+  /**
+   * The most targets ejected at once, as a percentage of all targets (at least one target may always
+   * be ejected). An ejection beyond it is refused and the target stays in service.
+   */
+  public PassiveHealth withMaxEjectionPercent(int percent) {
+    requireEnabled("maxEjectionPercent");
+    if (percent < 0 || percent > 100) {
+      throw new IllegalArgumentException("maxEjectionPercent: " + percent + " (expected: 0..100)");
+    }
+    return new PassiveHealth(config, consecutiveFailures, percent);
+  }
+
+  boolean enabled() {
+    return config != null;
+  }
+
+  long ejectionNanos(int ejectionNumber) {
+    Long millis = config.getWaitIntervalFunctionInOpenState().apply(Math.max(1, ejectionNumber));
+    return Duration.ofMillis(millis == null ? 10_000 : millis).toNanos();
+  }
+
+  private void requireEnabled(String field) {
+    if (config == null) {
+      throw new IllegalArgumentException(field + ": cannot be set on PassiveHealth.disabled()");
+    }
+  }
+
+  @Override
+  public String toString() {
+    return config == null
+        ? "PassiveHealth.disabled"
+        : "PassiveHealth{consecutiveFailures=" + consecutiveFailures + ", maxEjectionPercent="
+            + maxEjectionPercent + ", failureRateThreshold=" + config.getFailureRateThreshold() + "%}";
+  }
+}

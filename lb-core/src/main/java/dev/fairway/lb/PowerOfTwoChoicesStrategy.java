@@ -1,0 +1,67 @@
+package dev.fairway.lb;
+
+import java.util.Set;
+
+/** Two distinct weighted-random targets; the one with fewer in-flight calls per weight wins. */
+final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
+  @Override
+  public String name() {
+    return "power-of-two-choices";
+  }
+
+  @Override
+  StrategyInstance attach(BalancerContext context) {
+    return new StrategyInstance() {
+      @Override
+      Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
+        return new P2cSelector(snapshot, context.random);
+      }
+    };
+  }
+
+  static final class P2cSelector extends Selector {
+    private final TrackedTarget[] targets;
+    private final long[] weights;
+    private final WeightedSampler sampler;
+    private final RandomSource random;
+
+    P2cSelector(TargetSnapshot snapshot, RandomSource random) {
+      this.targets = snapshot.pickable;
+      this.weights = snapshot.weights;
+      this.sampler = new WeightedSampler(snapshot.weights, snapshot.uniformWeights);
+      this.random = random;
+    }
+
+    @Override
+    TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+      int n = targets.length;
+      if (n == 1) {
+        return excluded(targets[0], exclude) ? null : targets[0];
+      }
+      for (int attempt = 0; attempt < 4; attempt++) {
+        int a = sampler.sample(random);
+        int b = sampler.sample(random);
+        if (b == a) {
+          b = sampler.sample(random);
+          if (b == a) {
+            b = a + 1 == n ? 0 : a + 1; // heavily skewed weights: settle for the neighbour
+          }
+        }
+        TrackedTarget ta = targets[a];
+        TrackedTarget tb = targets[b];
+        boolean okA = !excluded(ta, exclude);
+        boolean okB = !excluded(tb, exclude);
+        if (okA && okB) {
+          return LeastConnectionsStrategy.lessLoaded(tb.inFlight, weights[b], ta.inFlight, weights[a]) ? tb : ta;
+        }
+        if (okA) {
+          return ta;
+        }
+        if (okB) {
+          return tb;
+        }
+      }
+      return firstAllowed(targets, random.nextInt(n), exclude);
+    }
+  }
+}

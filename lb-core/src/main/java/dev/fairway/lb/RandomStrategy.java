@@ -1,0 +1,44 @@
+package dev.fairway.lb;
+
+import java.util.Set;
+
+/** Weighted random with an alias table: two random numbers per pick, whatever the target count. */
+final class RandomStrategy extends BuiltinStrategy {
+  @Override
+  public String name() {
+    return "random";
+  }
+
+  @Override
+  StrategyInstance attach(BalancerContext context) {
+    return new StrategyInstance() {
+      @Override
+      Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
+        return new RandomSelector(snapshot, context.random);
+      }
+    };
+  }
+
+  static final class RandomSelector extends Selector {
+    private final TrackedTarget[] targets;
+    private final WeightedSampler sampler;
+    private final RandomSource random;
+
+    RandomSelector(TargetSnapshot snapshot, RandomSource random) {
+      this.targets = snapshot.pickable;
+      this.sampler = new WeightedSampler(snapshot.weights, snapshot.uniformWeights);
+      this.random = random;
+    }
+
+    @Override
+    TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+      for (int attempt = 0; attempt < 4; attempt++) {
+        TrackedTarget t = targets[sampler.sample(random)];
+        if (!excluded(t, exclude)) {
+          return t;
+        }
+      }
+      return firstAllowed(targets, random.nextInt(targets.length), exclude);
+    }
+  }
+}

@@ -1,0 +1,43 @@
+package dev.fairway.lb;
+
+import java.util.Set;
+
+/** Strict rotation over the pickable targets. One shared atomic cursor per balancer. */
+final class RoundRobinStrategy extends BuiltinStrategy {
+  @Override
+  public String name() {
+    return "round-robin";
+  }
+
+  @Override
+  StrategyInstance attach(BalancerContext context) {
+    PaddedCounter cursor = new PaddedCounter();
+    return new StrategyInstance() {
+      @Override
+      Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
+        return new RoundRobinSelector(snapshot.pickable, cursor);
+      }
+    };
+  }
+
+  static final class RoundRobinSelector extends Selector {
+    private final TrackedTarget[] targets;
+    private final PaddedCounter cursor;
+
+    RoundRobinSelector(TrackedTarget[] targets, PaddedCounter cursor) {
+      this.targets = targets;
+      this.cursor = cursor;
+    }
+
+    @Override
+    TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+      TrackedTarget[] t = targets;
+      int i = cursor.nextIndex(t.length);
+      TrackedTarget chosen = t[i];
+      if (exclude == null || !exclude.contains(chosen.target)) {
+        return chosen;
+      }
+      return firstAllowed(t, i, exclude);
+    }
+  }
+}

@@ -1,0 +1,45 @@
+package dev.fairway.lb;
+
+import java.util.Set;
+
+/**
+ * A strategy's chooser for one {@link TargetSnapshot}: immutable apart from the strategy's own
+ * counters, built at rebuild time, called on every pick. Implementations must not lock, must not
+ * allocate, and must finish in a bounded number of steps.
+ */
+abstract class Selector {
+  /** Returned when every candidate is at its hard limit (only concurrency-limited does this). */
+  static final TrackedTarget AT_CAPACITY = new TrackedTarget(Target.of("at-capacity.invalid", 1), null);
+
+  /**
+   * Chooses a target not in {@code exclude} ({@code null} = nothing excluded), or returns
+   * {@code null} when every candidate is excluded. Unless {@link #acquiresSlot()}, the caller
+   * increments the chosen target's in-flight count.
+   */
+  abstract TrackedTarget select(String key, Set<Target> exclude, long nowNanos);
+
+  /** True if {@link #select} already incremented the chosen target's in-flight count. */
+  boolean acquiresSlot() {
+    return false;
+  }
+
+  static boolean excluded(TrackedTarget t, Set<Target> exclude) {
+    return exclude != null && exclude.contains(t.target);
+  }
+
+  /** The first target at or after {@code start} (cyclically) that is not excluded; null if none. */
+  static TrackedTarget firstAllowed(TrackedTarget[] targets, int start, Set<Target> exclude) {
+    int n = targets.length;
+    for (int i = 0; i < n; i++) {
+      int idx = start + i;
+      if (idx >= n) {
+        idx -= n;
+      }
+      TrackedTarget t = targets[idx];
+      if (!excluded(t, exclude)) {
+        return t;
+      }
+    }
+    return null;
+  }
+}

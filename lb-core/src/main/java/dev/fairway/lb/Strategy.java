@@ -1,0 +1,116 @@
+package dev.fairway.lb;
+
+import java.time.Duration;
+
+/**
+ * How a {@link LoadBalancer} chooses a target for each call. Obtain one from the static factories;
+ * each returns a fresh, stateless description, and every balancer built with it keeps its own
+ * counters and tables. All selection is lock-free and allocation-free.
+ */
+public interface Strategy {
+
+  /** Strict rotation over the available targets; ignores weights. */
+  static Strategy roundRobin() {
+    return new RoundRobinStrategy();
+  }
+
+  /**
+   * Smooth weighted round robin: over every cycle each target gets exactly its weight's share, and
+   * picks are interleaved (weights 5,1,1 give {@code a a b a c a a}, as nginx does), never bursts.
+   */
+  static Strategy weightedRoundRobin() {
+    return new WeightedRoundRobinStrategy();
+  }
+
+  /** Weighted random. */
+  static Strategy random() {
+    return new RandomStrategy();
+  }
+
+  /**
+   * Fewest in-flight calls per unit of weight; ties broken from a random start. Above 64 targets it
+   * compares a random sample of 8 so a pick stays O(1).
+   */
+  static Strategy leastConnections() {
+    return new LeastConnectionsStrategy();
+  }
+
+  /** Two distinct weighted-random targets; the one with fewer in-flight calls per weight wins. */
+  static Strategy powerOfTwoChoices() {
+    return new PowerOfTwoChoicesStrategy();
+  }
+
+  /**
+   * Sticky keys (IP hash): a key goes to a target chosen by its hash and stays there, remembered in a
+   * bounded affinity table (100,000 keys, oldest evicted), even when targets are added. A failure
+   * moves the keys that were on the failed target. A {@code null} key falls back to power of two
+   * choices.
+   */
+  static Strategy keyAffinity() {
+    return new KeyAffinityStrategy(KeyAffinityStrategy.DEFAULT_MAX_KEYS);
+  }
+
+  /**
+   * A hash ring with virtual nodes in proportion to weight: removing one of n targets moves only the
+   * keys that were on it. An unavailable target is skipped by walking to the next target on the
+   * ring. A {@code null} key falls back to power of two choices.
+   */
+  static Strategy consistentHash() {
+    return new ConsistentHashStrategy();
+  }
+
+  /**
+   * Peak-EWMA: latency average (time-decayed) times (in-flight + 1), per unit of weight; the lowest
+   * score wins. Scores every target up to 16, two random ones above. Never herds: load raises the
+   * score of the fastest target until the others are worth it.
+   */
+  static Strategy leastResponseTime() {
+    return new LeastResponseTimeStrategy();
+  }
+
+  /**
+   * fly.io-proxy style concurrency limits: the closest target under its soft limit (same
+   * {@linkplain LoadBalancer.Builder#localZone zone} first, then lower latency), else the least
+   * loaded one under its hard limit, else wait up to 1 s in a FIFO queue for a slot and then fail
+   * with {@link NoTargetAvailableException}.
+   *
+   * @throws IllegalArgumentException unless {@code 1 <= softLimit <= hardLimit <= 1,000,000}
+   */
+  static Strategy concurrencyLimited(int softLimit, int hardLimit) {
+    return new ConcurrencyLimitedStrategy(softLimit, hardLimit, Duration.ofSeconds(1), 1024);
+  }
+
+  /**
+   * As {@link #concurrencyLimited(int, int)} with another longest wait for a slot
+   * ({@code Duration.ZERO} fails at once when every target is at its hard limit).
+   */
+  static Strategy concurrencyLimited(int softLimit, int hardLimit, Duration maxWait) {
+    return new ConcurrencyLimitedStrategy(softLimit, hardLimit, maxWait, 1024);
+  }
+
+  /**
+   * The strategy's name: {@code "round-robin"}, {@code "weighted-round-robin"}, {@code "random"},
+   * {@code "least-connections"}, {@code "power-of-two-choices"}, {@code "key-affinity"},
+   * {@code "consistent-hash"}, {@code "least-response-time"} or {@code "concurrency-limited"}.
+   */
+  String name();
+
+  /** The strategy whose {@link #name()} is {@code name}, with its default settings. */
+  static Strategy named(String name) {
+    switch (name == null ? "" : name) {
+      case "round-robin": return roundRobin();
+      case "weighted-round-robin": return weightedRoundRobin();
+      case "random": return random();
+      case "least-connections": return leastConnections();
+      case "power-of-two-choices": return powerOfTwoChoices();
+      case "key-affinity": return keyAffinity();
+      case "consistent-hash": return consistentHash();
+      case "least-response-time": return leastResponseTime();
+      case "concurrency-limited": return concurrencyLimited(8, 16);
+      default:
+        throw new IllegalArgumentException("strategy: " + Target.quote(name) + " (expected: one of round-robin, "
+            + "weighted-round-robin, random, least-connections, power-of-two-choices, key-affinity, "
+            + "consistent-hash, least-response-time, concurrency-limited)");
+    }
+  }
+}
