@@ -52,6 +52,10 @@ final class KeyAffinityStrategy extends BuiltinStrategy {
       this.keyless = keyless;
     }
 
+    AffinityTable table() {
+      return table;
+    }
+
     @Override
     TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
       if (key == null) {
