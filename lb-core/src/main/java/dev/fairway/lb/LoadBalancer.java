@@ -146,7 +146,7 @@ public final class LoadBalancer implements AutoCloseable {
     }
     Selector selector = s.selector;
     if (selector == null) {
-      throw NoTargetAvailableException.of(service, closed ? "the balancer is closed" : s.unavailableReason);
+      throw NoTargetAvailableException.of(service, s.unavailableReason);
     }
     TrackedTarget t = selector.select(affinityKey, ex, now);
     if (t == null) {
@@ -201,6 +201,9 @@ public final class LoadBalancer implements AutoCloseable {
         return;
       }
       closed = true;
+      TrackedTarget[] none = new TrackedTarget[0];
+      snapshot = new TargetSnapshot(membershipVersion + 1, none, new boolean[0], none, new long[0], false,
+          Long.MAX_VALUE, "the balancer is closed", strategy, null);
     } finally {
       rebuildLock.unlock();
     }
@@ -295,11 +298,11 @@ public final class LoadBalancer implements AutoCloseable {
 
   // ---------------------------------------------------------------- health (under rebuildLock)
 
-  private void healthChange(Runnable change) {
+  /** Applies {@code change} under the rebuild lock and rebuilds if it reports a change. */
+  private void healthChange(java.util.function.BooleanSupplier change) {
     rebuildLock.lock();
     try {
-      if (!closed) {
-        change.run();
+      if (!closed && change.getAsBoolean()) {
         rebuild(ticker.getAsLong());
       }
     } finally {
@@ -307,9 +310,9 @@ public final class LoadBalancer implements AutoCloseable {
     }
   }
 
-  private void eject(TrackedTarget t, long now, String reason) {
+  private boolean eject(TrackedTarget t, long now, String reason) {
     if (t.ejected || t.removed) {
-      return;
+      return false;
     }
     int ejectedNow = 0;
     for (TrackedTarget m : members) {
@@ -325,7 +328,8 @@ public final class LoadBalancer implements AutoCloseable {
         t.breaker.transitionToClosedState();
       }
       t.halfOpen = false;
-      return;
+      t.consecutiveFailures = 0; // start counting again rather than retrying the ejection on every failure
+      return false;
     }
     t.ejections++;
     t.ejected = true;
@@ -339,18 +343,20 @@ public final class LoadBalancer implements AutoCloseable {
     metrics.ejected(t);
     LOG.log(System.Logger.Level.INFO, "{0}: ejected {1} for {2} ms ({3}, ejection #{4})",
         service, t.target.id(), duration / 1_000_000, reason, t.ejections);
+    return true;
   }
 
   /** A half-open target's trial call succeeded: it is back for good. */
-  private void restore(TrackedTarget t) {
+  private boolean restore(TrackedTarget t) {
     if (!t.halfOpen) {
-      return;
+      return false;
     }
     t.halfOpen = false;
     t.ejections = 0;
     if (t.breaker.getState() != CircuitBreaker.State.CLOSED) {
       t.breaker.transitionToClosedState();
     }
+    return true;
   }
 
   private void onProbe(TrackedTarget t, boolean healthy) {
