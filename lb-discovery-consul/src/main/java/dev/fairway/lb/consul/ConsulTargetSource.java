@@ -251,7 +251,9 @@ public final class ConsulTargetSource implements TargetSource {
         reply = passingOnly
             ? health.getHealthyServiceInstances(service, q)
             : health.getAllServiceInstances(service, q);
-      } catch (RuntimeException e) {
+      } catch (Exception e) {
+        // Exception, not RuntimeException: OkHttp's Kotlin code can throw a checked
+        // InterruptedException when close() interrupts this thread mid-call.
         if (closed.get()) {
           break;
         }

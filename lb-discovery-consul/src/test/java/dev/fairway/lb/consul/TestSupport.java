@@ -17,9 +17,13 @@ final class TestSupport {
 
   /** Short waits and a fast backoff so the tests run in seconds; the rate limit stays at its default. */
   static ConsulTargetSource.Builder fast(FakeConsul fake, String service) {
+    return fast(fake, service, Duration.ofSeconds(2));
+  }
+
+  static ConsulTargetSource.Builder fast(FakeConsul fake, String service, Duration wait) {
     return ConsulTargetSource.builder(service)
         .consulUrl(fake.url())
-        .waitTime(Duration.ofSeconds(2))
+        .waitTime(wait)
         .backoff(Duration.ofMillis(50), Duration.ofMillis(400));
   }
 
