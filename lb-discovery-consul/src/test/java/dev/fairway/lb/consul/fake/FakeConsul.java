@@ -332,9 +332,13 @@ public final class FakeConsul implements Closeable {
 
     @Override
     public MockResponse dispatch(RecordedRequest request) throws InterruptedException {
-      long at = System.nanoTime();
-      String target = request.getTarget();
-      String token = request.getHeaders().get("X-Consul-Token");
+      int slot;
+      SeenRequest arrived = new SeenRequest(System.nanoTime(), request.getMethod(), request.getTarget(),
+          request.getHeaders().get("X-Consul-Token"), 0);
+      synchronized (lock) {
+        slot = requests.size();
+        requests.add(arrived); // logged on arrival (status 0 while in flight) so rates count blocked requests
+      }
       MockResponse response;
       try {
         response = serve(request);
@@ -342,7 +346,8 @@ public final class FakeConsul implements Closeable {
         response = text(500, "fake consul failed: " + e);
       }
       synchronized (lock) {
-        requests.add(new SeenRequest(at, request.getMethod(), target, token, response.getCode()));
+        requests.set(slot, new SeenRequest(arrived.atNanos(), arrived.method(), arrived.target(), arrived.token(),
+            response.getCode()));
       }
       return response;
     }
@@ -410,8 +415,11 @@ public final class FakeConsul implements Closeable {
         synchronized (lock) {
           changed(service);
         }
-      } else if (minIndex > 0) {
+      } else if (minIndex > 0 && !answersAtOnce(f)) {
         block(service, minIndex, wait);
+        synchronized (lock) {
+          f = fault; // a fault set while this request was blocked applies to its answer
+        }
       }
 
       long replyIndex;
@@ -430,6 +438,11 @@ public final class FakeConsul implements Closeable {
       }
       String body = write(entries);
       return faulted(f, body, replyIndex);
+    }
+
+    /** Broken replies (bad index, bad body, a proxy's page, a dropped socket) come at once, not after the wait. */
+    private boolean answersAtOnce(Fault f) {
+      return f != null && f != Fault.NO_KNOWN_LEADER && f != Fault.EMPTY_LIST;
     }
 
     private MockResponse faulted(Fault f, String body, long replyIndex) {

@@ -8,7 +8,8 @@ import javax.net.ServerSocketFactory;
 
 /**
  * Server sockets whose accepted connections have TCP_NODELAY set: on loopback, Nagle plus delayed
- * ACKs would otherwise add ~40 ms to small replies and distort every timing in the tests.
+ * ACKs would otherwise add ~40 ms to small replies and distort every timing in the tests. Also keeps
+ * SO_REUSEADDR on, so a stopped fake agent can come back on its port.
  */
 public final class NoDelayServerSocketFactory extends ServerSocketFactory {
   @Override
@@ -40,6 +41,16 @@ public final class NoDelayServerSocketFactory extends ServerSocketFactory {
   private static final class NoDelayServerSocket extends ServerSocket {
     NoDelayServerSocket() throws IOException {
       super();
+      super.setReuseAddress(true);
+    }
+
+    /**
+     * Always on. MockWebServer turns it off for ephemeral ports, but a fake agent that comes back on
+     * the same port must be able to bind while the old connections sit in TIME_WAIT.
+     */
+    @Override
+    public void setReuseAddress(boolean on) throws java.net.SocketException {
+      super.setReuseAddress(true);
     }
 
     @Override
