@@ -173,7 +173,12 @@ public final class ConsulTargetSource implements TargetSource {
     }
     synchronized (publishLock) {
       listeners.add(listener);
-      listener.accept(targets);
+      try {
+        listener.accept(targets);
+      } catch (RuntimeException e) {
+        listeners.remove(listener); // a listener that fails on the first call is not kept
+        throw e;
+      }
     }
     return () -> listeners.remove(listener);
   }
@@ -240,6 +245,15 @@ public final class ConsulTargetSource implements TargetSource {
   // The watch loop
 
   private void watch() {
+    try {
+      watchUntilClosed();
+    } catch (Error e) {
+      LOG.log(Level.ERROR, service + ": the Consul watch thread died; the list is frozen", e);
+      throw e;
+    }
+  }
+
+  private void watchUntilClosed() {
     BigInteger index = BigInteger.ZERO;
     while (!closed.get()) {
       if (!pause(bucket.reserveNanos())) {
