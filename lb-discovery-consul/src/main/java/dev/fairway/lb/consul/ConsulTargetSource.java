@@ -136,10 +136,6 @@ public final class ConsulTargetSource implements TargetSource {
     Duration max = b.backoffMax == null ? DEFAULT_BACKOFF_MAX : b.backoffMax;
     this.backoff = new Backoff(initial.toNanos(), max.toNanos(), () -> ThreadLocalRandom.current().nextDouble());
     this.lastSuccessNanos = ticker.getAsLong();
-    this.metrics = b.meterRegistry == null
-        ? DiscoveryMetrics.NOOP
-        : DiscoveryMetrics.micrometer(b.meterRegistry, service, this::stalenessSeconds, () -> targets.size());
-
     Consul.Builder cb = Consul.builder()
         .withUrl(url)
         .withPing(false) // never fail construction because the agent is down: the loop retries
@@ -150,6 +146,10 @@ public final class ConsulTargetSource implements TargetSource {
     }
     this.consul = cb.build();
     this.health = consul.healthClient();
+    // Registered after everything that can throw, so a failed build leaves no meters behind.
+    this.metrics = b.meterRegistry == null
+        ? DiscoveryMetrics.NOOP
+        : DiscoveryMetrics.micrometer(b.meterRegistry, service, this::stalenessSeconds, () -> targets.size());
 
     this.watcher = new Thread(this::watch, "fairway-consul-" + service);
     this.watcher.setDaemon(true);
