@@ -48,6 +48,16 @@ class BuilderTest {
   }
 
   @Test
+  void consulUrl_defaultsToTheLocalAgent_whenCONSUL_HTTP_ADDRIsUnset() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("CONSUL_HTTP_ADDR") == null,
+        "CONSUL_HTTP_ADDR is set; the default is not in play");
+    try (ConsulTargetSource s = ConsulTargetSource.builder("orders").build()) {
+      assertThat(s.toString()).contains("consul=http://127.0.0.1:8500");
+    }
+    assertThat(TestSupport.consulThreads()).isEmpty();
+  }
+
+  @Test
   void waitAndBackoff_ranges() {
     assertThatThrownBy(() -> ConsulTargetSource.builder("s").waitTime(Duration.ofMinutes(11)))
         .hasMessage("waitTime: PT11M (expected: PT1S..PT10M)");
