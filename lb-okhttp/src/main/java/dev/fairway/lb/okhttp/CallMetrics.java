@@ -61,13 +61,12 @@ class CallMetrics {
     private final String service;
     private final ConcurrentMap<String, Timer[]> timersByTarget = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Counter> retriesByReason = new ConcurrentHashMap<>();
-    private final Timer noTarget;
+    private volatile Timer noTarget; // registered on first use: most services never see one
     private final Counter budgetExhausted;
 
     MicrometerCallMetrics(MeterRegistry registry, String service) {
       this.registry = registry;
       this.service = service;
-      this.noTarget = timer("", Outcome.NO_TARGET);
       this.budgetExhausted =
           Counter.builder("fairway.retry.budget.exhausted")
               .description("Retries not made because the service's retry budget was spent")
@@ -105,7 +104,12 @@ class CallMetrics {
 
     @Override
     void noTarget(long startNanos) {
-      noTarget.record(registry.config().clock().monotonicTime() - startNanos, TimeUnit.NANOSECONDS);
+      Timer timer = noTarget;
+      if (timer == null) {
+        timer = timer("", Outcome.NO_TARGET);
+        noTarget = timer;
+      }
+      timer.record(registry.config().clock().monotonicTime() - startNanos, TimeUnit.NANOSECONDS);
     }
 
     @Override
