@@ -252,6 +252,30 @@ class LoadBalancingInterceptorTest {
   }
 
   @Test
+  void get_isRetriedWhenConnectionDropsMidBody() throws Exception {
+    Backends b = backends(Backends.start(2, i -> request -> i == 0
+        ? new MockResponse.Builder().code(200).body("z".repeat(10_000)).onResponseBody(new SocketEffect.CloseSocket()).build()
+        : Backends.ok("s1")));
+    LoadBalancer lb = balancer(LoadBalancer.builder("orders").targets(b.targets()).strategy(Strategy.roundRobin()));
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb).build());
+
+    for (int i = 0; i < 4; i++) {
+      assertThat(call(client, get("http://orders/x"))).isEqualTo("s1");
+    }
+    assertThat(b.requests(0)).isGreaterThanOrEqualTo(1);
+
+    // Without buffering, the cut body reaches the caller's read.
+    LoadBalancer streaming = balancer(LoadBalancer.builder("orders").targets(b.target(0)));
+    OkHttpClient streamingClient = b.client(
+        LoadBalancingInterceptor.builder().service("orders", streaming).bufferBodiesUpTo(0).build());
+    try (Response response = streamingClient.newCall(get("http://orders/x")).execute()) {
+      assertThat(response.code()).isEqualTo(200);
+      assertThatThrownBy(() -> response.body().string()).isInstanceOf(IOException.class);
+    }
+    assertThat(inFlight(streaming)).isZero();
+  }
+
+  @Test
   void get_countsAttemptsPerDistinctTargetNotPerOkHttpResend() throws Exception {
     Backends b = backends(Backends.start(3, i -> request -> dropAfterReading()));
     LoadBalancer lb = balancer(LoadBalancer.builder("orders").targets(b.targets()).strategy(Strategy.roundRobin())
@@ -421,7 +445,7 @@ class LoadBalancingInterceptorTest {
   @Test
   void inFlight_returnsToZeroAfterMixedSyncAsyncAndCancelledCalls() throws Exception {
     Backends b = backends(Backends.start(3, i -> request -> request.getUrl().encodedPath().equals("/slow")
-        ? new MockResponse.Builder().code(200).body("y".repeat(1000)).bodyDelay(50, java.util.concurrent.TimeUnit.MILLISECONDS).build()
+        ? new MockResponse.Builder().code(200).body("y".repeat(100_000)).bodyDelay(50, java.util.concurrent.TimeUnit.MILLISECONDS).build()
         : Backends.ok("x".repeat(1000))));
     LoadBalancer lb = balancer(LoadBalancer.builder("orders").targets(b.targets()));
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb).build());
