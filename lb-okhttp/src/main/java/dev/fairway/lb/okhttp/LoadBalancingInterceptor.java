@@ -172,8 +172,9 @@ public final class LoadBalancingInterceptor implements Interceptor {
         pick = lb.pick(key, tried);
       } catch (NoTargetAvailableException e) {
         pick = null;
-        if (tried != null && !tried.isEmpty()) {
-          // Every target this call may use was tried: wait, then start a new round over all of them.
+        if (tried != null && !tried.isEmpty() && route.budget.available() > 0) {
+          // Every target this call may use was tried: wait, then start a new round over all of them
+          // (unless the budget is spent already, which would make the wait useless).
           backoffRounds++;
           try {
             sleep(backoff.apply(backoffRounds), call);
