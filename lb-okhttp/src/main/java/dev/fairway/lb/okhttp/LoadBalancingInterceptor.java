@@ -172,9 +172,13 @@ public final class LoadBalancingInterceptor implements Interceptor {
         pick = lb.pick(key, tried);
       } catch (NoTargetAvailableException e) {
         pick = null;
-        if (tried != null && !tried.isEmpty() && route.budget.available() > 0) {
-          // Every target this call may use was tried: wait, then start a new round over all of them
-          // (unless the budget is spent already, which would make the wait useless).
+        boolean allTried = tried != null && !tried.isEmpty();
+        if (allTried && route.budget.available() <= 0) {
+          metrics.budgetExhausted(); // no point waiting for a round the budget would refuse
+          return giveUp(previous, previousFailure, null);
+        }
+        if (allTried) {
+          // Every target this call may use was tried: wait, then start a new round over all of them.
           backoffRounds++;
           try {
             sleep(backoff.apply(backoffRounds), call);
