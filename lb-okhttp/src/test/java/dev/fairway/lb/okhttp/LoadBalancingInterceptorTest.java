@@ -185,8 +185,9 @@ class LoadBalancingInterceptorTest {
     }
 
     assertThat(failures).isZero();
-    // One refused connection ejects the dead server: a single call tried it (OkHttp itself may try
-    // the refused route twice inside that call), and no later call tries it again.
+    // One refused connection ejects the dead server: a single call tried it (inside that call OkHttp
+    // reconnects after the dead pooled connection, so it may count two connects), and no later call
+    // tries it again.
     Set<Call> triedDead = new HashSet<>(b.callsConnecting(2));
     triedDead.removeAll(deadCallsAtKill);
     assertThat(triedDead).hasSize(1);
