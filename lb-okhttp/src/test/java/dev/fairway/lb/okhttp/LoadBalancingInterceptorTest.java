@@ -531,6 +531,23 @@ class LoadBalancingInterceptorTest {
   }
 
   @Test
+  void latency_isRecordedAtResponseHeadersNotAtEndOfBody() throws Exception {
+    Backends b = backends(Backends.start(1, i -> request -> new MockResponse.Builder().code(200)
+        .body("x".repeat(100_000)).bodyDelay(1_500, java.util.concurrent.TimeUnit.MILLISECONDS).build()));
+    LoadBalancer lb = balancer(LoadBalancer.builder("orders").targets(b.targets()));
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb).build());
+
+    try (Response response = client.newCall(get("http://orders/stream")).execute()) {
+      assertThat(response.body().string()).hasSize(100_000); // the body takes 1.5 s more
+    }
+
+    // The slow body counted as load (held until read) but not as latency: the average holds the
+    // time to the headers, far below the 1.5 s body delay.
+    assertThat(lb.status().get(0).latencyEwmaMillis()).isPositive().isLessThan(1_000);
+    assertThat(inFlight(lb)).isZero();
+  }
+
+  @Test
   void inFlight_returnsToZeroAfterMixedSyncAsyncAndCancelledCalls() throws Exception {
     Backends b = backends(Backends.start(3, i -> request -> request.getUrl().encodedPath().equals("/slow")
         ? new MockResponse.Builder().code(200).body("y".repeat(100_000)).bodyDelay(50, java.util.concurrent.TimeUnit.MILLISECONDS).build()
