@@ -11,10 +11,14 @@ import java.util.concurrent.locks.LockSupport;
  * balancer's {@code localZone} first, then lower latency average, at random among equals (the scan
  * starts at a random position). When every target is at or above soft, the least loaded one below
  * its hard limit is chosen. The in-flight increment is a compare-and-set bounded by the hard limit,
- * so the hard limit holds under any concurrency. When every target is at hard, the pick waits in a
+ * so the hard limit holds under any concurrency. Above 64 targets the rules are applied to a random
+ * sample (local zone first), falling back to a full scan only when the sample has no slot. When
+ * every target is at hard, the pick waits in a
  * FIFO queue (at most {@code maxQueue} callers) for up to {@code maxWait}.
  */
 final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
+  static final int FULL_SCAN_LIMIT = 64;
+  static final int SAMPLES = 8;
   final int softLimit;
   final int hardLimit;
   final Duration maxWait;
@@ -133,6 +137,8 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
   final class LimitedSelector extends Selector {
     private final TrackedTarget[] targets;
     private final int[] zoneRank;
+    /** Indices of the targets in the local zone (all of them when no zone is set). */
+    private final int[] local;
     private final RandomSource random;
 
     LimitedSelector(TargetSnapshot snapshot, BalancerContext context) {
@@ -141,6 +147,7 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
       for (int i = 0; i < targets.length; i++) {
         zoneRank[i] = context.localZone.isEmpty() || context.localZone.equals(targets[i].target.zone()) ? 0 : 1;
       }
+      this.local = java.util.stream.IntStream.range(0, targets.length).filter(i -> zoneRank[i] == 0).toArray();
       this.random = context.random;
     }
 
@@ -152,6 +159,13 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
     @Override
     TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
       int n = targets.length;
+      if (n > FULL_SCAN_LIMIT) {
+        TrackedTarget sampled = selectFromSample(exclude);
+        if (sampled != null) {
+          return sampled;
+        }
+        // The sample found no slot: scan everything before concluding that all are at hard.
+      }
       for (int attempt = 0; attempt < 4; attempt++) {
         int start = n == 1 ? 0 : random.nextInt(n);
         int closest = -1; // best under soft, by (zone, latency)
@@ -191,6 +205,35 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
         // Lost a race for the last slot below hard: look again.
       }
       return AT_CAPACITY;
+    }
+
+    /**
+     * Above {@value #FULL_SCAN_LIMIT} targets: {@value #SAMPLES} random local-zone targets (if any),
+     * then as many from everywhere, applying the same rules to the sample, so a pick stays O(1)
+     * while there is room. Null when the sample had no slot (the caller then scans everything).
+     */
+    private TrackedTarget selectFromSample(Set<Target> exclude) {
+      int closest = -1;
+      int leastLoaded = -1;
+      for (int k = 0; k < 2 * SAMPLES; k++) {
+        int i = k < SAMPLES && local.length > 0 ? local[random.nextInt(local.length)] : random.nextInt(targets.length);
+        TrackedTarget t = targets[i];
+        if (excluded(t, exclude)) {
+          continue;
+        }
+        int load = t.inFlight;
+        if (load < softLimit && (closest < 0 || closer(i, closest))) {
+          closest = i;
+        }
+        if (load < hardLimit && (leastLoaded < 0 || load < targets[leastLoaded].inFlight)) {
+          leastLoaded = i;
+        }
+        if (k == SAMPLES - 1 && closest >= 0 && zoneRank[closest] == 0) {
+          break; // a local target under soft: nothing further away can be closer
+        }
+      }
+      int chosen = closest >= 0 ? closest : leastLoaded;
+      return chosen >= 0 && targets[chosen].tryAcquire(hardLimit) ? targets[chosen] : null;
     }
 
     private boolean closer(int a, int b) {

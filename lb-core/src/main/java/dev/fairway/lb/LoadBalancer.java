@@ -52,6 +52,7 @@ public final class LoadBalancer implements AutoCloseable {
   private final BuiltinStrategy strategyDescription;
   private final StrategyInstance strategy;
   private final PassiveHealth passiveHealth;
+  private final int skippableWindow;
   private final long slowStartNanos;
   private final int panicThresholdPercent;
   private final LongSupplier ticker;
@@ -80,6 +81,7 @@ public final class LoadBalancer implements AutoCloseable {
     this.ownsSource = b.ownsSource;
     this.strategyDescription = (BuiltinStrategy) b.strategy;
     this.passiveHealth = b.passiveHealth;
+    this.skippableWindow = b.passiveHealth.skippableWindow();
     this.slowStartNanos = b.slowStart.toNanos();
     this.panicThresholdPercent = b.panicThresholdPercent;
     this.ticker = b.ticker;
@@ -91,6 +93,8 @@ public final class LoadBalancer implements AutoCloseable {
         new TargetSnapshot(0, members, new boolean[0], members, new long[0], false, Long.MAX_VALUE,
             "no targets known yet (the target source has not delivered a list)", strategy, null);
     this.metrics = registry == null ? BalancerMetrics.NOOP : BalancerMetrics.micrometer(registry, service, () -> snapshot);
+    // The first log call initialises the logging backend (tens of ms): do it now, not mid-ejection.
+    LOG.isLoggable(System.Logger.Level.INFO);
     this.subscription = source.subscribe(this::onTargets);
     if (b.activeHealth != null) {
       activeHealth = new ActiveHealthChecker(service, b.activeHealth, new ActiveHealthChecker.Listener() {
@@ -242,7 +246,9 @@ public final class LoadBalancer implements AutoCloseable {
     t.succeeded();
     CircuitBreaker breaker = t.breaker;
     if (breaker != null) {
-      breaker.onSuccess(latency, TimeUnit.NANOSECONDS);
+      if (t.halfOpen || skippableWindow == 0 || t.shouldRecordSuccess(skippableWindow)) {
+        breaker.onSuccess(latency, TimeUnit.NANOSECONDS);
+      }
       if (t.halfOpen) {
         healthChange(() -> restore(t));
       }
@@ -253,8 +259,9 @@ public final class LoadBalancer implements AutoCloseable {
   void onFailure(TrackedTarget t, long startNanos, Throwable cause) {
     long now = ticker.getAsLong();
     long elapsed = Math.max(0, now - startNanos);
-    // A failure costs at least twice the current average, so a fast-failing target does not look fast.
-    t.recordLatency(Math.max(elapsed, (long) (2 * t.ewmaNanos)), now, context.tauNanos);
+    // A failure never makes a target look faster than its average (a fast error is no fast answer),
+    // and never compounds: repeated failures leave the average where it was. Ejection handles them.
+    t.recordLatency(Math.max(elapsed, (long) t.ewmaNanos), now, context.tauNanos);
     t.releaseSlot();
     t.invalidateAffinity();
     if (strategy.affinityTable() != null) {
@@ -262,6 +269,7 @@ public final class LoadBalancer implements AutoCloseable {
     }
     CircuitBreaker breaker = t.breaker;
     if (breaker != null) {
+      t.resetRecordedSuccesses();
       int inARow = t.failedInARow();
       breaker.onError(elapsed, TimeUnit.NANOSECONDS, cause == null ? new Exception("failure") : cause);
       String reason = null;
@@ -275,8 +283,7 @@ public final class LoadBalancer implements AutoCloseable {
         reason = "failure rate " + breaker.getMetrics().getFailureRate() + "% over its last calls";
       }
       if (reason != null && !t.ejected) {
-        String why = reason;
-        healthChange(() -> eject(t, now, why));
+        ejectNow(t, now, reason);
       }
     }
     strategy.onRelease(t);
@@ -310,40 +317,57 @@ public final class LoadBalancer implements AutoCloseable {
     }
   }
 
-  private boolean eject(TrackedTarget t, long now, String reason) {
-    if (t.ejected || t.removed) {
-      return false;
-    }
-    int ejectedNow = 0;
-    for (TrackedTarget m : members) {
-      if (m.ejected) {
-        ejectedNow++;
+  /**
+   * Ejects {@code t}: the new snapshot is published first, so picks stop going to the target at once;
+   * the breaker transition and the log line follow.
+   */
+  private void ejectNow(TrackedTarget t, long now, String reason) {
+    String refusal = null;
+    long duration = 0;
+    rebuildLock.lock();
+    try {
+      if (closed || t.ejected || t.removed) {
+        return;
       }
-    }
-    int maxEjected = Math.max(1, members.length * passiveHealth.maxEjectionPercent / 100);
-    if (ejectedNow >= maxEjected) {
-      LOG.log(System.Logger.Level.INFO, "{0}: not ejecting {1} ({2}): {3} of {4} targets are ejected already (max {5}%)",
-          service, t.target.id(), reason, ejectedNow, members.length, passiveHealth.maxEjectionPercent);
-      if (t.breaker.getState() != CircuitBreaker.State.CLOSED) {
-        t.breaker.transitionToClosedState();
+      int ejectedNow = 0;
+      for (TrackedTarget m : members) {
+        if (m.ejected) {
+          ejectedNow++;
+        }
       }
-      t.halfOpen = false;
-      t.consecutiveFailures = 0; // start counting again rather than retrying the ejection on every failure
-      return false;
+      int maxEjected = Math.max(1, members.length * passiveHealth.maxEjectionPercent / 100);
+      if (ejectedNow >= maxEjected) {
+        refusal = ejectedNow + " of " + members.length + " targets are ejected already (max "
+            + passiveHealth.maxEjectionPercent + "%)";
+        if (t.breaker.getState() != CircuitBreaker.State.CLOSED) {
+          t.breaker.transitionToClosedState();
+        }
+        t.halfOpen = false;
+        t.resetRecordedSuccesses();
+        t.consecutiveFailures = 0; // start counting again rather than retrying the ejection on every failure
+      } else {
+        t.ejections++;
+        t.ejected = true;
+        t.halfOpen = false;
+        t.probeSuccesses = 0; // only probes passed after the ejection may end it early
+        t.warmingSinceNanos = Long.MIN_VALUE;
+        duration = passiveHealth.ejectionNanos(t.ejections);
+        t.ejectedUntilNanos = now + duration;
+        rebuild(now); // publish first
+        if (t.breaker.getState() != CircuitBreaker.State.OPEN) {
+          t.breaker.transitionToOpenState();
+        }
+        metrics.ejected(t);
+      }
+    } finally {
+      rebuildLock.unlock();
     }
-    t.ejections++;
-    t.ejected = true;
-    t.halfOpen = false;
-    t.warmingSinceNanos = Long.MIN_VALUE;
-    long duration = passiveHealth.ejectionNanos(t.ejections);
-    t.ejectedUntilNanos = now + duration;
-    if (t.breaker.getState() != CircuitBreaker.State.OPEN) {
-      t.breaker.transitionToOpenState();
+    if (refusal != null) {
+      LOG.log(System.Logger.Level.INFO, "{0}: not ejecting {1} ({2}): {3}", service, t.target.id(), reason, refusal);
+    } else {
+      LOG.log(System.Logger.Level.INFO, "{0}: ejected {1} for {2} ms ({3}, ejection #{4})",
+          service, t.target.id(), duration / 1_000_000, reason, t.ejections);
     }
-    metrics.ejected(t);
-    LOG.log(System.Logger.Level.INFO, "{0}: ejected {1} for {2} ms ({3}, ejection #{4})",
-        service, t.target.id(), duration / 1_000_000, reason, t.ejections);
-    return true;
   }
 
   /** A half-open target's trial call succeeded: it is back for good. */
@@ -353,6 +377,7 @@ public final class LoadBalancer implements AutoCloseable {
     }
     t.halfOpen = false;
     t.ejections = 0;
+    t.resetRecordedSuccesses(); // the breaker's window was reset: feed it again
     if (t.breaker.getState() != CircuitBreaker.State.CLOSED) {
       t.breaker.transitionToClosedState();
     }
@@ -370,9 +395,17 @@ public final class LoadBalancer implements AutoCloseable {
       if (healthy) {
         t.probeFailures = 0;
         t.probeSuccesses++;
-        if (t.activeUnhealthy && t.probeSuccesses >= cfg.healthyThreshold) {
+        if (t.probeSuccesses >= cfg.healthyThreshold && (t.activeUnhealthy || t.ejected)) {
+          // Passing probes also end a passive ejection early (as Envoy does by default): the target
+          // then gets its half-open trial at once instead of after the rest of its ejection time.
+          long now = ticker.getAsLong();
+          if (t.ejected) {
+            t.ejectedUntilNanos = now;
+          } else {
+            startWarming(t, now);
+            t.ewmaNanos = 0; // measure it afresh
+          }
           t.activeUnhealthy = false;
-          startWarming(t, ticker.getAsLong());
           changed = true;
           LOG.log(System.Logger.Level.INFO, "{0}: {1} passed {2} health checks, back in service",
               service, t.target.id(), t.probeSuccesses);
@@ -488,6 +521,7 @@ public final class LoadBalancer implements AutoCloseable {
         if (t.breaker.getState() == CircuitBreaker.State.OPEN) {
           t.breaker.transitionToHalfOpenState();
         }
+        t.ewmaNanos = 0; // its old latency says nothing about it now: measure it afresh
         startWarming(t, now);
       }
       if (t.ejected) {

@@ -88,6 +88,19 @@ public final class PassiveHealth {
     return config != null;
   }
 
+  /**
+   * The size of the breaker's count-based window, or 0 for a time-based one. In a count-based window
+   * that holds only successes, one more success changes nothing, so the balancer stops feeding
+   * successes to a breaker whose window is all successes (saving Resilience4j's per-call work and
+   * allocation) and feeds every outcome again from the next failure on. A time-based window needs
+   * every call (its rates depend on call counts per second), so nothing is skipped there.
+   */
+  int skippableWindow() {
+    return config != null && config.getSlidingWindowType() == SlidingWindowType.COUNT_BASED
+        ? config.getSlidingWindowSize()
+        : 0;
+  }
+
   long ejectionNanos(int ejectionNumber) {
     Long millis = config.getWaitIntervalFunctionInOpenState().apply(Math.max(1, ejectionNumber));
     return Duration.ofMillis(millis == null ? 10_000 : millis).toNanos();

@@ -91,6 +91,19 @@ class ActiveHealthTest {
   }
 
   @Test
+  void passingProbes_endAPassiveEjectionEarly() throws Exception {
+    build("active5", ActiveHealth.of(probe, Duration.ofMillis(20)), t(1), t(2));
+    Pick p = lb.pick(null, java.util.Set.of(t(2)));
+    p.failure(new java.net.ConnectException("refused")); // ejected for 10 s by passive health
+    assertThat(state(lb, t(1))).isEqualTo(TargetState.EJECTED);
+    long start = System.nanoTime();
+    await("probes bring target 1 back", () -> state(lb, t(1)) != TargetState.EJECTED);
+    assertThat(System.nanoTime() - start).isLessThan(5_000_000_000L);
+    lb.pick(null, java.util.Set.of(t(2))).success(); // the trial call
+    assertThat(state(lb, t(1))).isEqualTo(TargetState.HEALTHY);
+  }
+
+  @Test
   void close_leavesNoHealthThreadBehind() throws Exception {
     build("active-close", ActiveHealth.of(probe, Duration.ofMillis(10)), t(1), t(2));
     await("a probe ran", () -> probes.containsKey(t(1)));

@@ -123,6 +123,44 @@ class PassiveHealthTest {
   }
 
   @Test
+  void failureRate_isCountedOverTheTrueLast20Calls_evenAfterLongRunsOfSuccess() throws Exception {
+    // After 40 successes the breaker is no longer fed successes (its window is all successes);
+    // from the first failure on it is fed everything, so the window stays the true last 20 calls.
+    LoadBalancer lb = lb(Strategy.roundRobin(), PassiveHealth.defaults(), t(1), t(2), t(3), t(4));
+    for (int i = 0; i < 40; i++) {
+      succeed(lb, t(1));
+    }
+    for (int pair = 1; pair <= 9; pair++) {
+      fail(lb, t(1), new IOException("503"));
+      assertThat(state(lb, t(1))).as("after failure %d", pair).isEqualTo(TargetState.HEALTHY);
+      succeed(lb, t(1));
+    }
+    fail(lb, t(1), new IOException("503")); // last 20: 10 failures, 10 successes
+    assertThat(state(lb, t(1))).isEqualTo(TargetState.EJECTED);
+  }
+
+  @Test
+  void failures_doNotCompoundTheLatencyAverage_andAReturningTargetIsMeasuredAfresh() throws Exception {
+    // Regression: each failure used to record twice the average, so 30 failures made it 2^30 times
+    // larger and least-response-time never went back to the target.
+    LoadBalancer lb = lb(Strategy.leastResponseTime(), PassiveHealth.defaults().withConsecutiveFailures(0),
+        t(1), t(2), t(3), t(4));
+    Pick p = lb.pick(null, allBut(lb, t(1)));
+    ticker.advanceMillis(10);
+    p.success();
+    for (int i = 0; i < 8; i++) { // 9 calls: below the failure-rate minimum of 10
+      Pick f = lb.pick(null, allBut(lb, t(1)));
+      ticker.advanceMillis(1);
+      f.failure(new IOException("500"));
+    }
+    assertThat(lb.status().get(0).latencyEwmaMillis()).isEqualTo(10.0);
+    fail(lb, t(1), new ConnectException("refused"));
+    ticker.advanceMillis(10_000);
+    assertThat(lb.pick(null, allBut(lb, t(1))).target()).isEqualTo(t(1)); // back on trial
+    assertThat(lb.status().get(0).latencyEwmaMillis()).isZero();
+  }
+
+  @Test
   void maxEjectionPercent_capsHowManyTargetsAreOut() throws Exception {
     LoadBalancer lb = lb(Strategy.roundRobin(), PassiveHealth.defaults(), t(1), t(2), t(3), t(4));
     fail(lb, t(1), new ConnectException("refused"));

@@ -385,6 +385,23 @@ class StrategySequenceTest {
   }
 
   @Test
+  void concurrencyLimited_manyTargets_prefersTheLocalZoneAndHoldsTheHardLimit() throws Exception {
+    List<Target> many = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      many.add(Target.of("10.3.0." + i, 80).withZone(i < 20 ? "near" : "far"));
+    }
+    LoadBalancer lb = Fixtures.builder(ticker, 9).targets(many.toArray(new Target[0])).localZone("near")
+        .strategy(Strategy.concurrencyLimited(1, 2, Duration.ZERO)).build();
+    List<Pick> held = new ArrayList<>();
+    for (int i = 0; i < 400; i++) {
+      held.add(lb.pick());
+    }
+    assertThat(held.subList(0, 10)).allMatch(p -> p.target().zone().equals("near"));
+    assertThat(lb.status()).allMatch(s -> s.inFlight() == 2);
+    assertThatThrownBy(lb::pick).hasMessageContaining("all 200 targets are at their hard limit of 2");
+  }
+
+  @Test
   void concurrencyLimited_zeroWaitFailsAtOnce() throws Exception {
     LoadBalancer lb = Fixtures.builder(ticker, 5).targets(t(1))
         .strategy(Strategy.concurrencyLimited(1, 1, Duration.ZERO)).build();
