@@ -198,7 +198,11 @@ final class HtmlReport {
   private static void overTime(StringBuilder h, Scenario scenario, List<RunResult> rows, boolean shareOfOne) {
     RunResult first = rows.get(0);
     int buckets = first.seriesErrors.length;
-    double seconds = buckets * first.bucketSeconds;
+    double observed = 0;
+    for (RunResult r : rows) {
+      observed = Math.max(observed, r.observedSeconds);
+    }
+    double seconds = Math.min(buckets * first.bucketSeconds, Math.max(first.measuredSeconds, observed));
     double[][] values = new double[rows.size()][buckets];
     double max = 0;
     for (int i = 0; i < rows.size(); i++) {
@@ -258,7 +262,8 @@ final class HtmlReport {
       RunResult r = rows.get(i);
       h.append("<polyline class=\"series\" data-strategy=\"").append(esc(r.strategy))
           .append("\" fill=\"none\" stroke-width=\"1.8\" stroke=\"").append(color(r.strategy)).append("\" points=\"");
-      for (int b = 0; b < buckets; b++) {
+      int lastBucket = Math.min(buckets, (int) Math.floor(r.observedSeconds / r.bucketSeconds));
+      for (int b = 0; b < lastBucket; b++) {
         double x = left + plotW * (b + 0.5) * r.bucketSeconds / seconds;
         double y = top + plotH - plotH * values[i][b] / max;
         h.append(fmt(x, 1)).append(',').append(fmt(y, 1)).append(' ');

@@ -79,8 +79,9 @@ public final class Lab {
       double perRun = options.warmUp().toNanos() / 1e9 + options.duration().toNanos() / 1e9 + 0.15;
       double planned = total * perRun + (options.scenarios().contains(Scenario.RECOVERY)
           ? options.strategies().size() * options.duration().toNanos() / 1e9 / 4 : 0);
-      long started = System.nanoTime();
       boolean console = System.console() != null;
+      warmUpJvm();
+      long started = System.nanoTime();
       int index = 0;
       for (Scenario scenario : options.scenarios()) {
         for (String strategy : options.strategies()) {
@@ -98,6 +99,20 @@ public final class Lab {
     } finally {
       FAIRWAY_LOG.setLevel(previous);
     }
+  }
+
+  /**
+   * One unreported run before the first measured one, so the JIT has compiled the client and server
+   * paths: without it the first scenario x strategy runs on a cold JVM and looks several times slower.
+   */
+  private void warmUpJvm() throws IOException, InterruptedException {
+    LabOptions warm = LabOptions.builder()
+        .timeScale(options.timeScale())
+        .duration(java.time.Duration.ofMillis(Math.max(500, Math.min(1500, options.duration().toMillis()))))
+        .workers(options.workers())
+        .build();
+    progress.println("lab: warming up the JVM");
+    new ScenarioRun(warm, Scenario.STEADY, "least-connections").run(() -> {});
   }
 
   static List<RunResult> rowsOf(List<RunResult> results, Scenario scenario) {

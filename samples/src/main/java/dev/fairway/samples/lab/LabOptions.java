@@ -16,7 +16,7 @@ import java.util.Set;
  * [--max-attempts N]}.
  *
  * <p>{@code --duration} defaults to 30 s and {@code --time-scale} to 1.0, the article's wall clock.
- * When neither is given the lab uses its quick profile instead (time scale 0.1, 2 s measured per
+ * When neither is given the lab uses its quick profile instead (time scale 0.2, 2 s measured per
  * run), so that {@code lab} with no options covers every scenario and strategy in about two minutes.
  */
 public final class LabOptions {
@@ -33,7 +33,7 @@ public final class LabOptions {
           "least-response-time",
           "concurrency-limited");
 
-  static final double QUICK_TIME_SCALE = 0.1;
+  static final double QUICK_TIME_SCALE = 0.2;
   static final Duration QUICK_DURATION = Duration.ofSeconds(2);
 
   final List<Scenario> scenarios;
@@ -93,9 +93,9 @@ public final class LabOptions {
     return users != null ? users : scenario.defaultUsers();
   }
 
-  /** Warm-up before each measured window: 3 s at time scale 1, scaled, at least 150 ms. */
+  /** Warm-up before each measured window: 2 s at time scale 1, scaled, at least 150 ms. */
   Duration warmUp() {
-    return Duration.ofNanos(Math.max(150_000_000L, (long) (3e9 * timeScale)));
+    return Duration.ofNanos(Math.max(150_000_000L, (long) (2e9 * timeScale)));
   }
 
   /** Base service times of backends 1..4 at time scale 1, in seconds. */
@@ -123,7 +123,7 @@ public final class LabOptions {
         "  --strategies all|NAME,NAME...   NAME is a Strategy.name(): " + String.join(", ", ALL_STRATEGIES),
         "  --duration 30s       measured window per run, after warm-up (units ms, s, m; default 30s)",
         "  --time-scale 1.0     multiplies every service time (0.1 turns 50 ms into 5 ms; default 1.0)",
-        "                       with neither --duration nor --time-scale: quick profile, time scale 0.1 and 2s",
+        "                       with neither --duration nor --time-scale: quick profile, time scale 0.2 and 2s",
         "  --workers 8          worker threads per backend (c)",
         "  --users N            users (peak users for burst) instead of each scenario's own",
         "  --csv FILE           also write the results as CSV",

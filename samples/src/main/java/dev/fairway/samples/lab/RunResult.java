@@ -24,6 +24,8 @@ public final class RunResult {
   final long[][] seriesPerBackend;
   /** [bucket] caller-visible errors. */
   final long[] seriesErrors;
+  /** Seconds from window start until the users stopped (the series' useful length). */
+  final double observedSeconds;
   /** Seconds from window start to the kill of backend-1, or NaN. */
   final double killAtSeconds;
   /** Seconds from window start to the restart of backend-1, or NaN. */
@@ -37,7 +39,7 @@ public final class RunResult {
 
   RunResult(Scenario scenario, String strategy, int users, double measuredSeconds, long completed, double limitRps,
       double meanMs, double p50Ms, double p95Ms, double p99Ms, long errors, long retries, long[] perBackend,
-      double bucketSeconds, long[][] seriesPerBackend, long[] seriesErrors, double killAtSeconds,
+      double bucketSeconds, long[][] seriesPerBackend, long[] seriesErrors, double observedSeconds, double killAtSeconds,
       double restartAtSeconds, int inFlightAtKill, double recoverySeconds, double baselineShare) {
     this.scenario = scenario;
     this.strategy = strategy;
@@ -55,6 +57,7 @@ public final class RunResult {
     this.bucketSeconds = bucketSeconds;
     this.seriesPerBackend = seriesPerBackend;
     this.seriesErrors = seriesErrors;
+    this.observedSeconds = observedSeconds;
     this.killAtSeconds = killAtSeconds;
     this.restartAtSeconds = restartAtSeconds;
     this.inFlightAtKill = inFlightAtKill;

@@ -46,12 +46,17 @@ final class ScenarioRun {
   static final String ADMIN_PORT = "admin-port";
   /** Series buckets in the measured window. */
   static final int WINDOW_BUCKETS = 60;
-  /** Extra buckets the recovery tail may add (half a window). */
-  static final int TAIL_BUCKETS = 30;
+  /** How long after the restart (at time scale 1) recovery watches for backend-1's return. */
+  static final Duration RECOVERY_WATCH = Duration.ofSeconds(20);
   /** Recovered: backend-1's share over 3 buckets is at least this fraction of its share before the kill. */
   static final double RECOVERED_FRACTION = 0.8;
   static final int RECOVERY_SMOOTHING_BUCKETS = 3;
   private static final int[] WRR_WEIGHTS = {6, 3, 2, 1};
+  /**
+   * Not scaled: the admin port answers at once, so only a starved machine (a busy CI box at a tiny
+   * time scale) makes a probe slow, and that must not take a live backend out of service.
+   */
+  private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
   private static final long MAX_CALLS_PER_USER = 50_000_000L;
 
   /** Called every few milliseconds while a run goes on (the progress line). */
@@ -78,7 +83,13 @@ final class ScenarioRun {
     int users = options.users(scenario);
     long windowNanos = options.duration().toNanos();
     long bucketNanos = windowNanos / WINDOW_BUCKETS;
-    int buckets = WINDOW_BUCKETS + (scenario == Scenario.RECOVERY ? TAIL_BUCKETS : 0) + 1;
+    // Recovery keeps the load on after the window (outside the measured numbers) until backend-1 is
+    // back, for at most half a window or 20 s of the article's clock after the restart.
+    long tailNanos =
+        scenario == Scenario.RECOVERY
+            ? Math.max(windowNanos / 2, windowNanos * 2 / 3 + options.scaled(RECOVERY_WATCH).toNanos() - windowNanos)
+            : 0;
+    int buckets = (int) ((windowNanos + tailNanos) / bucketNanos) + 1;
 
     List<AutoCloseable> resources = new ArrayList<>();
     try {
@@ -88,7 +99,7 @@ final class ScenarioRun {
         resources.add(backends[i]);
       }
       OkHttpClient probeClient =
-          new OkHttpClient.Builder().callTimeout(options.scaled(Duration.ofSeconds(2))).build();
+          new OkHttpClient.Builder().callTimeout(PROBE_TIMEOUT).build();
       resources.add(() -> shutdown(probeClient));
       SimpleMeterRegistry registry = new SimpleMeterRegistry();
       LoadBalancer balancer = newBalancer(backends, registry, probeClient);
@@ -138,7 +149,7 @@ final class ScenarioRun {
       if (scenario == Scenario.RECOVERY) {
         // The tail: keep the load on (outside the measured window) until backend-1 is back or half a
         // window has passed.
-        long tailEnd = end + windowNanos / 2;
+        long tailEnd = end + tailNanos;
         while (System.nanoTime() < tailEnd) {
           recovery = recoverySeconds(pool.seriesPerBackend(), bucketSeconds, restartAt, baseline);
           if (!Double.isNaN(recovery)) {
@@ -149,6 +160,7 @@ final class ScenarioRun {
         }
         recovery = recoverySeconds(pool.seriesPerBackend(), bucketSeconds, restartAt, baseline);
       }
+      double observedSeconds = (System.nanoTime() - start) / 1e9;
       pool.stop();
       pool.join(TimeUnit.SECONDS.toNanos(30));
 
@@ -166,7 +178,7 @@ final class ScenarioRun {
           h.getValueAtPercentile(95) / 1000.0,
           h.getValueAtPercentile(99) / 1000.0,
           pool.errors.sum(), retries, perBackend, bucketSeconds, pool.seriesPerBackend(), pool.seriesErrors(),
-          killAt, restartAt, inFlightAtKill, recovery, baseline);
+          observedSeconds, killAt, restartAt, inFlightAtKill, recovery, baseline);
     } finally {
       for (int i = resources.size() - 1; i >= 0; i--) {
         try {
@@ -203,7 +215,7 @@ final class ScenarioRun {
         .passiveHealth(passiveHealth())
         .activeHealth(
             ActiveHealth.of(probe, options.scaled(Duration.ofSeconds(1)))
-                .withTimeout(options.scaled(Duration.ofSeconds(2))))
+                .withTimeout(PROBE_TIMEOUT))
         .slowStart(options.scaled(Duration.ofSeconds(5)))
         .meterRegistry(registry)
         .build();
