@@ -292,7 +292,7 @@ final class HtmlReport {
       h.append("<tr><td>").append(esc(r.strategy)).append("</td><td>").append(fmt(r.throughputRps(), 1))
           .append("</td><td>").append(fmt(100 * r.shareOfLimit(), 1)).append("%</td><td>").append(fmt(r.meanMs, 1))
           .append("</td><td>").append(fmt(r.p50Ms, 1)).append("</td><td>").append(fmt(r.p95Ms, 1))
-          .append("</td><td>").append(fmt(r.p99Ms, 1)).append("</td><td>").append(r.errors).append("</td><td>")
+          .append("</td><td>").append(fmt(r.p99Ms, 1)).append("</td><td title=\"").append(esc(r.errorSummary)).append("\">").append(r.errors).append("</td><td>")
           .append(r.retries).append("</td><td>").append(ResultTables.perBackend(r)).append(" (")
           .append(ResultTables.shares(r)).append(")</td>");
       if (scenario.killsBackend()) {

@@ -93,9 +93,13 @@ public final class LabOptions {
     return users != null ? users : scenario.defaultUsers();
   }
 
-  /** Warm-up before each measured window: 2 s at time scale 1, scaled, at least 150 ms. */
+  /**
+   * Warm-up before each measured window: 3 s at time scale 1, scaled, at least 150 ms. Round
+   * robin's queue at the slowest backend takes longer than that to reach its steady state (about
+   * 10 s at time scale 1), so short windows show it a few percent above its 25%.
+   */
   Duration warmUp() {
-    return Duration.ofNanos(Math.max(150_000_000L, (long) (2e9 * timeScale)));
+    return Duration.ofNanos(Math.max(150_000_000L, (long) (3e9 * timeScale)));
   }
 
   /** Base service times of backends 1..4 at time scale 1, in seconds. */

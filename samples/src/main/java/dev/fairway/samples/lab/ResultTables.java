@@ -30,6 +30,11 @@ final class ResultTables {
           r.strategy, r.throughputRps(), 100 * r.shareOfLimit(), r.meanMs, r.p50Ms, r.p95Ms, r.p99Ms, r.errors,
           r.retries, perBackend(r) + "  (" + shares(r) + ")"));
     }
+    for (RunResult r : rows) {
+      if (!r.errorSummary.isEmpty()) {
+        out.append(String.format(Locale.ROOT, "  %-21s errors: %s%n", r.strategy, r.errorSummary));
+      }
+    }
     if (scenario.killsBackend()) {
       for (RunResult r : rows) {
         out.append(String.format(Locale.ROOT, "  %-21s backend-1 killed at %.2f s with %d calls in flight to it",

@@ -2,7 +2,7 @@ package dev.fairway.samples.lab;
 
 /**
  * What one scenario x strategy run measured. Aggregates cover the calls started inside the measured
- * window; the time series (by completion time, from the window's start) also covers the recovery tail.
+ * window, each followed to its end; the time series (by completion time, from the window's start) also covers the recovery tail.
  */
 public final class RunResult {
   final Scenario scenario;
@@ -36,11 +36,13 @@ public final class RunResult {
   final double recoverySeconds;
   /** Backend-1's share of calls before the kill (recovery's yardstick), or NaN. */
   final double baselineShare;
+  /** The most frequent caller-visible errors ("2 x SocketException: ..."), or "". */
+  final String errorSummary;
 
   RunResult(Scenario scenario, String strategy, int users, double measuredSeconds, long completed, double limitRps,
       double meanMs, double p50Ms, double p95Ms, double p99Ms, long errors, long retries, long[] perBackend,
       double bucketSeconds, long[][] seriesPerBackend, long[] seriesErrors, double observedSeconds, double killAtSeconds,
-      double restartAtSeconds, int inFlightAtKill, double recoverySeconds, double baselineShare) {
+      double restartAtSeconds, int inFlightAtKill, double recoverySeconds, double baselineShare, String errorSummary) {
     this.scenario = scenario;
     this.strategy = strategy;
     this.users = users;
@@ -63,6 +65,7 @@ public final class RunResult {
     this.inFlightAtKill = inFlightAtKill;
     this.recoverySeconds = recoverySeconds;
     this.baselineShare = baselineShare;
+    this.errorSummary = errorSummary;
   }
 
   public Scenario scenario() {

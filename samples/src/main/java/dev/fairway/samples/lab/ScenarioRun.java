@@ -7,6 +7,8 @@ import dev.fairway.lb.PassiveHealth;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetStatus;
+import dev.fairway.lb.okhttp.AffinityKey;
+import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowSynchronizationStrategy;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowType;
@@ -19,13 +21,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import okhttp3.ConnectionPool;
 import okhttp3.Dispatcher;
-import okhttp3.Interceptor;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.Response;
@@ -104,7 +106,7 @@ final class ScenarioRun {
       SimpleMeterRegistry registry = new SimpleMeterRegistry();
       LoadBalancer balancer = newBalancer(backends, registry, probeClient);
       resources.add(balancer);
-      OkHttpClient client = newClient(users, balancer, registry);
+      OkHttpClient client = newClient(users, balancer);
       resources.add(() -> shutdown(client));
 
       Users pool = new Users(users, client, bucketNanos, buckets, windowNanos);
@@ -127,9 +129,9 @@ final class ScenarioRun {
         pool.setActive(scenario.usersAt(f, users));
         if (scenario.killsBackend() && !killed && !scenario.backendOneUp(f)) {
           inFlightAtKill = inFlight(balancer, backends[0]);
+          killAt = (System.nanoTime() - start) / 1e9; // kill() closes the listener first thing
           backends[0].kill();
           killed = true;
-          killAt = (System.nanoTime() - start) / 1e9;
         } else if (killed && !restarted && scenario.backendOneUp(f)) {
           backends[0].restart();
           restarted = true;
@@ -162,7 +164,7 @@ final class ScenarioRun {
       }
       double observedSeconds = (System.nanoTime() - start) / 1e9;
       pool.stop();
-      pool.join(TimeUnit.SECONDS.toNanos(30));
+      pool.join(TimeUnit.SECONDS.toNanos(150)); // the calls still out belong to the window: let them end
 
       Histogram h = pool.latency.getIntervalHistogram();
       long[] perBackend = new long[backends.length];
@@ -178,7 +180,7 @@ final class ScenarioRun {
           h.getValueAtPercentile(95) / 1000.0,
           h.getValueAtPercentile(99) / 1000.0,
           pool.errors.sum(), retries, perBackend, bucketSeconds, pool.seriesPerBackend(), pool.seriesErrors(),
-          observedSeconds, killAt, restartAt, inFlightAtKill, recovery, baseline);
+          observedSeconds, killAt, restartAt, inFlightAtKill, recovery, baseline, errorSummary(pool.errorKinds));
     } finally {
       for (int i = resources.size() - 1; i >= 0; i--) {
         try {
@@ -235,16 +237,19 @@ final class ScenarioRun {
     return PassiveHealth.of(config).withConsecutiveFailures(5);
   }
 
-  private OkHttpClient newClient(int users, LoadBalancer balancer, MeterRegistry registry) {
+  private OkHttpClient newClient(int users, LoadBalancer balancer) {
     Dispatcher dispatcher = new Dispatcher();
     dispatcher.setMaxRequests(users + 64);
     dispatcher.setMaxRequestsPerHost(users + 64);
-    Interceptor interceptor =
-        new InterimInterceptor(SERVICE, balancer, usesKeys(strategy) ? USER_HEADER : null, options.maxAttempts(), registry);
+    LoadBalancingInterceptor.Builder interceptor =
+        LoadBalancingInterceptor.builder().service(SERVICE, balancer).maxAttempts(options.maxAttempts());
+    if (usesKeys(strategy)) {
+      interceptor.affinityKey(AffinityKey.header(USER_HEADER));
+    }
     return new OkHttpClient.Builder()
         .dispatcher(dispatcher)
         .connectionPool(new ConnectionPool(users + 64, 1, TimeUnit.MINUTES))
-        .addInterceptor(interceptor)
+        .addInterceptor(interceptor.build())
         .connectTimeout(Duration.ofSeconds(2))
         .readTimeout(Duration.ofSeconds(60))
         .callTimeout(Duration.ofSeconds(120))
@@ -263,6 +268,16 @@ final class ScenarioRun {
       sum += c.count();
     }
     return Math.round(sum);
+  }
+
+  /** "3 x SocketException: Connection reset; 1 x ..." , most frequent first. */
+  private static String errorSummary(Map<String, LongAdder> kinds) {
+    StringBuilder sb = new StringBuilder();
+    kinds.entrySet().stream()
+        .sorted((a, b) -> Long.compare(b.getValue().sum(), a.getValue().sum()))
+        .limit(3)
+        .forEach(e -> sb.append(sb.length() == 0 ? "" : "; ").append(e.getValue().sum()).append(" x ").append(e.getKey()));
+    return sb.toString();
   }
 
   private static int inFlight(LoadBalancer balancer, Backend backend) {
@@ -339,6 +354,8 @@ final class ScenarioRun {
     final Recorder latency = new Recorder(3);
     final LongAdder[] perBackend = new LongAdder[4];
     final LongAdder errors = new LongAdder();
+    /** Caller-visible errors in the window by exception and message. */
+    final Map<String, LongAdder> errorKinds = new ConcurrentHashMap<>();
     /** [bucket * 5 + backend] successes, [bucket * 5 + 4] errors, by completion time. */
     private final AtomicLongArray series;
 
@@ -415,17 +432,23 @@ final class ScenarioRun {
         calls++;
         long start = System.nanoTime();
         int backend = -1;
+        String failure = null;
         try (Response r = client.newCall(request).execute()) {
           ResponseBody body = r.body();
           body.bytes();
           String header = r.header(Backend.BACKEND_HEADER);
           if (r.code() == 200 && header != null) {
             backend = Integer.parseInt(header) - 1;
+          } else {
+            failure = "HTTP " + r.code();
           }
         } catch (IOException | RuntimeException e) {
-          backend = -1;
+          failure = e.getClass().getSimpleName() + ": " + e.getMessage();
         }
         long end = System.nanoTime();
+        // A call belongs to the window it started in and is followed to its end: the per-backend split
+        // is then exactly the balancer's choices (round robin's is even to the call), and the
+        // slowest calls at the window's edge are not left out of the percentiles.
         boolean counted = start >= windowStart && start < windowEnd;
         boolean ok = backend >= 0 && backend < 4;
         if (counted) {
@@ -434,10 +457,11 @@ final class ScenarioRun {
             perBackend[backend].increment();
           } else {
             errors.increment();
+            errorKinds.computeIfAbsent(String.valueOf(failure), k -> new LongAdder()).increment();
           }
         }
         long ws = windowStart;
-        if (end >= ws) {
+        if (running && end >= ws) {
           long bucket = (end - ws) / bucketNanos;
           if (bucket < buckets) {
             series.incrementAndGet((int) bucket * 5 + (ok ? backend : 4));
