@@ -1,0 +1,97 @@
+package dev.fairway.lb.consul;
+
+import static dev.fairway.lb.consul.TestSupport.fast;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fairway.lb.consul.fake.Fault;
+import dev.fairway.lb.consul.fake.FakeConsul;
+import dev.fairway.lb.consul.fake.Instance;
+import java.time.Duration;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class ConsulCloseTest {
+  private final FakeConsul fake = FakeConsul.start();
+
+  @AfterEach
+  void stop() {
+    fake.close();
+  }
+
+  @Test
+  void close_duringABlockingQuery_returnsWithinOneSecond_andLeavesNoThread() throws Exception {
+    fake.register("orders", Instance.of("o1", "10.0.0.1", 8080));
+    ConsulTargetSource s = fast(fake, "orders", Duration.ofMinutes(5)).build();
+    long tookMs;
+    try {
+      s.whenReady().get(5, TimeUnit.SECONDS);
+      TestSupport.await(Duration.ofSeconds(2), "a blocking query in flight",
+          () -> fake.requests().stream().anyMatch(r -> r.target().contains("wait=5m") && r.status() == 0));
+      TestSupport.sleep(100);
+      assertThat(TestSupport.consulThreads()).extracting(Thread::getName).contains("fairway-consul-orders");
+    } finally {
+      long start = System.nanoTime();
+      s.close();
+      tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    }
+
+    assertThat(tookMs).isLessThan(1000);
+    assertThat(TestSupport.consulThreads()).isEmpty();
+    assertThat(s.targets()).hasSize(1);
+    System.out.printf("close() during a 5 min blocking query took %d ms%n", tookMs);
+  }
+
+  @Test
+  void close_duringAStalledReply_andDuringBackoff_returnsWithinOneSecond() throws Exception {
+    fake.fault(Fault.STALL);
+    ConsulTargetSource stalled = fast(fake, "orders").build();
+    long start;
+    try {
+      TestSupport.await(Duration.ofSeconds(3), "the stalled request", () -> !fake.requests().isEmpty());
+      TestSupport.sleep(100);
+    } finally {
+      start = System.nanoTime();
+      stalled.close();
+    }
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(1000);
+
+    fake.fault(Fault.NO_CLUSTER_LEADER_500);
+    ConsulTargetSource backingOff = ConsulTargetSource.builder("orders").consulUrl(fake.url())
+        .backoff(Duration.ofSeconds(30), Duration.ofSeconds(60)).build();
+    try {
+      TestSupport.await(Duration.ofSeconds(3), "a failed request",
+          () -> fake.requests().stream().anyMatch(r -> r.status() == 500));
+      TestSupport.sleep(100);
+    } finally {
+      start = System.nanoTime();
+      backingOff.close();
+    }
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(1000);
+    assertThat(TestSupport.consulThreads()).isEmpty();
+  }
+
+  @Test
+  void whenReady_failsWithCancellation_ifClosedBeforeTheFirstReply() {
+    fake.stopAgent();
+    ConsulTargetSource s = fast(fake, "orders").build();
+    s.close();
+    s.close(); // idempotent
+
+    assertThatThrownBy(() -> s.whenReady().get(1, TimeUnit.SECONDS))
+        .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(CancellationException.class);
+    assertThat(TestSupport.consulThreads()).isEmpty();
+  }
+
+  @Test
+  void whenReady_copiesCannotCompleteTheSource() throws Exception {
+    fake.stopAgent();
+    try (ConsulTargetSource s = fast(fake, "orders").build()) {
+      s.whenReady().complete(java.util.List.of());
+      assertThat(s.whenReady()).isNotDone();
+    }
+  }
+}

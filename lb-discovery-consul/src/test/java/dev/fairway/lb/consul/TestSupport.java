@@ -1,0 +1,75 @@
+package dev.fairway.lb.consul;
+
+import static org.assertj.core.api.Assertions.fail;
+
+import dev.fairway.lb.Target;
+import dev.fairway.lb.consul.fake.FakeConsul;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+
+/** Shared helpers: a fast-configured builder and bounded polling. */
+final class TestSupport {
+  private TestSupport() {}
+
+  /** Short waits and a fast backoff so the tests run in seconds; the rate limit stays at its default. */
+  static ConsulTargetSource.Builder fast(FakeConsul fake, String service) {
+    return fast(fake, service, Duration.ofSeconds(2));
+  }
+
+  static ConsulTargetSource.Builder fast(FakeConsul fake, String service, Duration wait) {
+    return ConsulTargetSource.builder(service)
+        .consulUrl(fake.url())
+        .waitTime(wait)
+        .backoff(Duration.ofMillis(50), Duration.ofMillis(400));
+  }
+
+  /** Polls every 5 ms until the condition holds; fails after {@code max}. Returns the elapsed time. */
+  static Duration await(Duration max, String what, BooleanSupplier condition) {
+    long start = System.nanoTime();
+    long deadline = start + max.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        fail("not within " + max.toMillis() + " ms: " + what);
+      }
+      sleep(5);
+    }
+    return Duration.ofNanos(System.nanoTime() - start);
+  }
+
+  /** Polls until the value satisfies the condition; fails with the last value after {@code max}. */
+  static <T> T awaitValue(Duration max, String what, Supplier<T> value, java.util.function.Predicate<T> ok) {
+    long deadline = System.nanoTime() + max.toNanos();
+    T v = value.get();
+    while (!ok.test(v)) {
+      if (System.nanoTime() > deadline) {
+        fail("not within " + max.toMillis() + " ms: " + what + "; last value: " + v);
+      }
+      sleep(5);
+      v = value.get();
+    }
+    return v;
+  }
+
+  static void sleep(long millis) {
+    try {
+      TimeUnit.MILLISECONDS.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static List<String> ids(List<Target> targets) {
+    return targets.stream().map(Target::id).sorted().collect(Collectors.toList());
+  }
+
+  static List<Thread> consulThreads() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().startsWith("fairway-consul-") && t.isAlive())
+        .collect(Collectors.toList());
+  }
+}
