@@ -20,6 +20,12 @@ public final class Main {
       case "lab":
         Lab.main(rest);
         break;
+      case "quickstart":
+        Quickstart.main(rest);
+        break;
+      case "consul-demo":
+        System.exit(ConsulDemo.run(System.getenv("CONSUL_HTTP_ADDR"), System.getenv("CONSUL_HTTP_TOKEN"), System.out));
+        break;
       default:
         System.err.println("usage: java -jar fairway-samples.jar lab|quickstart|consul-demo [options]");
         System.err.println("  lab          the scenario lab: every strategy against the limit (lab --help)");
