@@ -15,6 +15,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -29,7 +30,10 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>{@link #kill()} closes both listeners and every open connection and interrupts the requests in
  * service, so callers see refused connections and cut exchanges; {@link #restart()} binds the same
- * ports again.
+ * ports again. A response goes out whole or not at all, as a small response from a real server does
+ * (one TCP segment): the JDK's server writes the headers and the body separately, and a kill between
+ * the two writes would hand the caller a 200 with a truncated body, a failure that happens after the
+ * interceptor returned the response and that no router could retry.
  */
 final class Backend implements AutoCloseable {
   static final String BACKEND_HEADER = "X-Backend";
@@ -48,6 +52,9 @@ final class Backend implements AutoCloseable {
   private final byte[] body;
   private final LongAdder served = new LongAdder();
   private final AtomicInteger inService = new AtomicInteger();
+  /** Held (shared) while a response is written, (exclusive) while killing. */
+  private final ReentrantReadWriteLock responding = new ReentrantReadWriteLock();
+  private volatile boolean dead;
   private int port;
   private int adminPort;
   private HttpServer server;
@@ -118,6 +125,7 @@ final class Backend implements AutoCloseable {
     this.port = s.getAddress().getPort();
     this.admin = a;
     this.adminPort = a.getAddress().getPort();
+    this.dead = false;
   }
 
   private void handle(HttpExchange exchange) throws IOException {
@@ -133,11 +141,19 @@ final class Backend implements AutoCloseable {
           return; // killed: the connection is already closed
         }
       }
-      exchange.getResponseHeaders().set(BACKEND_HEADER, Integer.toString(index));
-      exchange.getResponseHeaders().set("Content-Type", "text/plain");
-      exchange.sendResponseHeaders(200, body.length);
-      try (OutputStream out = exchange.getResponseBody()) {
-        out.write(body);
+      responding.readLock().lock();
+      try {
+        if (dead) {
+          return;
+        }
+        exchange.getResponseHeaders().set(BACKEND_HEADER, Integer.toString(index));
+        exchange.getResponseHeaders().set("Content-Type", "text/plain");
+        exchange.sendResponseHeaders(200, body.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+          out.write(body);
+        }
+      } finally {
+        responding.readLock().unlock();
       }
       served.increment();
     } finally {
@@ -152,9 +168,15 @@ final class Backend implements AutoCloseable {
       return;
     }
     server = null;
-    admin.stop(0);
-    s.stop(0);
-    pool.shutdownNow();
+    responding.writeLock().lock(); // waits for responses being written (microseconds), blocks new ones
+    try {
+      dead = true;
+      admin.stop(0);
+      s.stop(0);
+      pool.shutdownNow();
+    } finally {
+      responding.writeLock().unlock();
+    }
   }
 
   /** Requests queued or in service right now (0 when dead). */
