@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
+import java.net.ProtocolException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.time.Duration;
@@ -18,6 +19,7 @@ import java.util.HashSet;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 import javax.net.ssl.SSLHandshakeException;
 import okhttp3.Call;
@@ -64,6 +66,10 @@ import okhttp3.ResponseBody;
  *       Once every target was tried, the next round waits {@link Builder#backoff} first. Retries of
  *       one service are limited by a retry budget (default 20% of its request rate plus 10 per
  *       second, as Finagle does). A retried response is closed before the next attempt.
+ *   <li>A small body (up to {@link Builder#bufferBodiesUpTo}, default 64 KiB, with a known length)
+ *       of a request that could still be retried is read before the call returns, so a connection
+ *       lost mid-body is retried too; bigger bodies stream, and an error while reading them reaches
+ *       the caller.
  * </ul>
  *
  * <h2>OkHttp's own retryOnConnectionFailure</h2>
@@ -98,6 +104,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
   private final boolean[] retryStatus = new boolean[600];
   private final boolean keepLogicalHostHeader;
   private final IntervalFunction backoff;
+  private final long bufferBodiesUpTo;
 
   private LoadBalancingInterceptor(Builder b) {
     Map<String, ServiceRoute> built = new HashMap<>();
@@ -118,6 +125,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
     }
     this.keepLogicalHostHeader = b.keepLogicalHostHeader;
     this.backoff = b.backoff;
+    this.bufferBodiesUpTo = b.bufferBodiesUpTo;
   }
 
   public static Builder builder() {
@@ -197,7 +205,11 @@ public final class LoadBalancingInterceptor implements Interceptor {
       long start = metrics.startNanos();
       Response response;
       try {
-        response = proceeding.proceed(rewrite(request, target));
+        response = proceeding.proceed(rewrite(request, target, route));
+        pick.recordLatency();
+        if (resendable && attempts < maxAttempts) {
+          prefetchSmallBody(response);
+        }
       } catch (IOException e) {
         if (call.isCanceled()) {
           pick.release();
@@ -218,7 +230,6 @@ public final class LoadBalancingInterceptor implements Interceptor {
         pick.release(); // a bug in a later interceptor, not the target's fault
         throw e;
       }
-      pick.recordLatency();
       int code = response.code();
       boolean failed = code < failureStatus.length && failureStatus[code];
       TrackedResponseBody.Attempt attempt = new TrackedResponseBody.Attempt(pick, call, metrics, start, failed ? code : 0);
@@ -231,6 +242,28 @@ public final class LoadBalancingInterceptor implements Interceptor {
         continue;
       }
       return tracked;
+    }
+  }
+
+  /**
+   * Reads a small body with a known length into the source's buffer now, so a connection lost
+   * mid-body fails this attempt (and is retried) instead of failing the caller's read later.
+   */
+  private void prefetchSmallBody(Response response) throws IOException {
+    if (bufferBodiesUpTo == 0 || !promisesBody(response)) {
+      return;
+    }
+    ResponseBody body = response.body();
+    long length = body.contentLength();
+    if (length > 0 && length <= bufferBodiesUpTo) {
+      try {
+        if (!body.source().request(length)) {
+          throw new ProtocolException("unexpected end of stream: " + length + "-byte body cut short");
+        }
+      } catch (IOException e) {
+        response.close();
+        throw e;
+      }
     }
   }
 
@@ -249,9 +282,17 @@ public final class LoadBalancingInterceptor implements Interceptor {
     throw noTarget;
   }
 
-  private Request rewrite(Request request, Target target) {
+  private Request rewrite(Request request, Target target, ServiceRoute route) {
     HttpUrl logical = request.url();
-    HttpUrl url = logical.newBuilder().host(target.host()).port(target.port()).build();
+    // Start from the target's cached base URL: HttpUrl.Builder.host() runs IDNA mapping on every
+    // call, which cost more than everything else the interceptor does together.
+    HttpUrl.Builder urlBuilder = route.baseUrl(target, logical.isHttps()).newBuilder()
+        .encodedPath(logical.encodedPath())
+        .encodedQuery(logical.encodedQuery());
+    if (!logical.encodedUsername().isEmpty() || !logical.encodedPassword().isEmpty()) {
+      urlBuilder.encodedUsername(logical.encodedUsername()).encodedPassword(logical.encodedPassword());
+    }
+    HttpUrl url = urlBuilder.build();
     Request.Builder builder = request.newBuilder().url(url);
     if (keepLogicalHostHeader && request.header("Host") == null) {
       builder.header("Host", hostHeader(logical));
@@ -364,18 +405,48 @@ public final class LoadBalancingInterceptor implements Interceptor {
     return "LoadBalancingInterceptor{services=" + routes.keySet() + ", maxAttempts=" + maxAttempts + "}";
   }
 
-  /** One logical host's balancer, retry budget and meters. */
+  /** One logical host's balancer, retry budget, meters and the base URLs of its targets. */
   private static final class ServiceRoute {
+    private static final int MAX_CACHED_TARGETS = 4_096;
     final String host;
     final LoadBalancer loadBalancer;
     final RetryBudget budget;
     final CallMetrics metrics;
+    private final ConcurrentHashMap<Target, TargetUrls> urls = new ConcurrentHashMap<>();
+
+    /** {@code http[s]://host:port/} of {@code target}, canonicalized once per target address. */
+    HttpUrl baseUrl(Target target, boolean https) {
+      TargetUrls cached = urls.get(target);
+      if (cached == null || cached.port != target.port() || !cached.host.equals(target.host())) {
+        if (urls.size() >= MAX_CACHED_TARGETS) {
+          urls.clear(); // targets come and go; never let the cache grow without bound
+        }
+        cached = new TargetUrls(target);
+        urls.put(target, cached);
+      }
+      return https ? cached.https : cached.http;
+    }
 
     ServiceRoute(String host, LoadBalancer loadBalancer, RetryBudget budget, CallMetrics metrics) {
       this.host = host;
       this.loadBalancer = loadBalancer;
       this.budget = budget;
       this.metrics = metrics;
+    }
+  }
+
+  /** A target's base URLs, keyed by target id but checked against its current address. */
+  private static final class TargetUrls {
+    final String host;
+    final int port;
+    final HttpUrl http;
+    final HttpUrl https;
+
+    TargetUrls(Target target) {
+      this.host = target.host();
+      this.port = target.port();
+      this.http = new HttpUrl.Builder().scheme("http").host(host).port(port).build();
+      this.https = http.newBuilder().scheme("https").port(port).build();
     }
   }
 
@@ -397,6 +468,8 @@ public final class LoadBalancingInterceptor implements Interceptor {
     private double percentCanRetry = 0.2;
     private int minRetriesPerSecond = 10;
     private IntervalFunction backoff;
+    private boolean bufferBodiesUpToSet;
+    private long bufferBodiesUpTo = 64 * 1024;
     LongSupplier ticker = System::nanoTime;
 
     private Builder() {}
@@ -501,6 +574,22 @@ public final class LoadBalancingInterceptor implements Interceptor {
         throw new IllegalArgumentException("backoff: null (expected: an IntervalFunction)");
       }
       this.backoff = backoff;
+      return this;
+    }
+
+    /**
+     * A response to a request that could still be retried, with a {@code Content-Length} of at most
+     * {@code maxBytes}, is read into memory before the call returns, so a connection lost mid-body
+     * is retried on another target rather than failing the caller's read. Larger and chunked bodies
+     * stream as usual. 0 turns this off; at most 16 MiB. Default 64 KiB.
+     */
+    public Builder bufferBodiesUpTo(long maxBytes) {
+      requireUnset("bufferBodiesUpTo", bufferBodiesUpToSet);
+      if (maxBytes < 0 || maxBytes > 16L * 1024 * 1024) {
+        throw new IllegalArgumentException("bufferBodiesUpTo: " + maxBytes + " (expected: 0..16777216)");
+      }
+      this.bufferBodiesUpToSet = true;
+      this.bufferBodiesUpTo = maxBytes;
       return this;
     }
 
