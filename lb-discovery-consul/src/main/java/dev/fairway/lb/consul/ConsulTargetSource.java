@@ -136,10 +136,6 @@ public final class ConsulTargetSource implements TargetSource {
     Duration max = b.backoffMax == null ? DEFAULT_BACKOFF_MAX : b.backoffMax;
     this.backoff = new Backoff(initial.toNanos(), max.toNanos(), () -> ThreadLocalRandom.current().nextDouble());
     this.lastSuccessNanos = ticker.getAsLong();
-    this.metrics = b.meterRegistry == null
-        ? DiscoveryMetrics.NOOP
-        : DiscoveryMetrics.micrometer(b.meterRegistry, service, this::stalenessSeconds, () -> targets.size());
-
     Consul.Builder cb = Consul.builder()
         .withUrl(url)
         .withPing(false) // never fail construction because the agent is down: the loop retries
@@ -150,6 +146,10 @@ public final class ConsulTargetSource implements TargetSource {
     }
     this.consul = cb.build();
     this.health = consul.healthClient();
+    // Registered after everything that can throw, so a failed build leaves no meters behind.
+    this.metrics = b.meterRegistry == null
+        ? DiscoveryMetrics.NOOP
+        : DiscoveryMetrics.micrometer(b.meterRegistry, service, this::stalenessSeconds, () -> targets.size());
 
     this.watcher = new Thread(this::watch, "fairway-consul-" + service);
     this.watcher.setDaemon(true);
@@ -173,7 +173,12 @@ public final class ConsulTargetSource implements TargetSource {
     }
     synchronized (publishLock) {
       listeners.add(listener);
-      listener.accept(targets);
+      try {
+        listener.accept(targets);
+      } catch (RuntimeException e) {
+        listeners.remove(listener); // a listener that fails on the first call is not kept
+        throw e;
+      }
     }
     return () -> listeners.remove(listener);
   }
@@ -240,6 +245,15 @@ public final class ConsulTargetSource implements TargetSource {
   // The watch loop
 
   private void watch() {
+    try {
+      watchUntilClosed();
+    } catch (Error e) {
+      LOG.log(Level.ERROR, service + ": the Consul watch thread died; the list is frozen", e);
+      throw e;
+    }
+  }
+
+  private void watchUntilClosed() {
     BigInteger index = BigInteger.ZERO;
     while (!closed.get()) {
       if (!pause(bucket.reserveNanos())) {

@@ -86,7 +86,7 @@ class ConsulFaultTest {
 
       fake.register("orders", Instance.of("o3", "10.0.0.3", 8080));
       fake.clearFault();
-      Duration recovered = await(Duration.ofSeconds(2), "recovery",
+      Duration recovered = await(Duration.ofSeconds(3), "recovery",
           () -> ids(s.targets()).equals(List.of("o1", "o2", "o3")));
       System.out.printf("%-22s %-14s %2d requests in the faulted second, recovered %4d ms after the fault cleared%n",
           fault, reason, faulted, recovered.toMillis());
@@ -112,7 +112,7 @@ class ConsulFaultTest {
 
       fake.register("orders", Instance.of("o2", "10.0.0.2", 8080));
       fake.clearFault();
-      await(Duration.ofSeconds(2), "recovery", () -> s.targets().size() == 2);
+      await(Duration.ofSeconds(3), "recovery", () -> s.targets().size() == 2);
     }
   }
 
@@ -129,7 +129,7 @@ class ConsulFaultTest {
 
       fake.register("orders", Instance.of("o3", "10.0.0.3", 8080));
       fake.startAgent();
-      Duration recovered = await(Duration.ofSeconds(2), "recovery", () -> s.targets().size() == 3);
+      Duration recovered = await(Duration.ofSeconds(3), "recovery", () -> s.targets().size() == 3);
       System.out.printf("agent down: %.0f refused connects in 1 s, recovered %d ms after restart%n",
           errors("connect"), recovered.toMillis());
     }

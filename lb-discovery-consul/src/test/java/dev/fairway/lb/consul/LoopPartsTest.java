@@ -1,0 +1,111 @@
+package dev.fairway.lb.consul;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fairway.lb.Target;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.kiwiproject.consul.ConsulException;
+
+/** The watch loop's parts with injected time and randomness: exact sequences. */
+class LoopPartsTest {
+  private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
+
+  @Test
+  void backoff_doublesFromOneSecondToSixtySeconds_withFullJitter_andResets() {
+    double[] r = {0.999_999};
+    Backoff b = new Backoff(SECOND, 60 * SECOND, () -> r[0]);
+    List<Long> caps = new ArrayList<>();
+    for (int i = 0; i < 9; i++) {
+      caps.add(TimeUnit.NANOSECONDS.toSeconds(b.nextCapNanos()));
+      b.nextDelayNanos();
+    }
+    assertThat(caps).containsExactly(1L, 2L, 4L, 8L, 16L, 32L, 60L, 60L, 60L);
+
+    r[0] = 0.5;
+    assertThat(b.nextDelayNanos()).isEqualTo(30 * SECOND);
+    r[0] = 0.0;
+    assertThat(b.nextDelayNanos()).as("full jitter reaches 0").isZero();
+
+    b.reset();
+    r[0] = 0.5;
+    assertThat(b.nextDelayNanos()).isEqualTo(SECOND / 2);
+    assertThat(b.failures()).isEqualTo(1);
+  }
+
+  @Test
+  void backoff_neverOverflows_afterManyFailures() {
+    Backoff b = new Backoff(SECOND, 60 * SECOND, () -> 0.999);
+    for (int i = 0; i < 200; i++) {
+      assertThat(b.nextDelayNanos()).isBetween(0L, 60 * SECOND);
+    }
+  }
+
+  @Test
+  void tokenBucket_allowsTheBurst_thenPacesAtTheRate() {
+    AtomicLong now = new AtomicLong(1_000);
+    TokenBucket bucket = new TokenBucket(5, 5, now::get);
+    List<Long> waits = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      waits.add(TimeUnit.NANOSECONDS.toMillis(bucket.reserveNanos()));
+    }
+    assertThat(waits).containsExactly(0L, 0L, 0L, 0L, 0L, 200L, 400L, 600L);
+
+    now.addAndGet(600 * 1_000_000L); // the debt is paid off exactly
+    assertThat(TimeUnit.NANOSECONDS.toMillis(bucket.reserveNanos())).isEqualTo(200);
+    now.addAndGet(10 * SECOND); // a long quiet spell refills to the burst, not beyond
+    for (int i = 0; i < 5; i++) {
+      assertThat(bucket.reserveNanos()).isZero();
+    }
+    assertThat(bucket.reserveNanos()).isEqualTo(SECOND / 5);
+  }
+
+  @Test
+  void tokenBucket_rejectsNonsense() {
+    assertThatThrownBy(() -> new TokenBucket(0, 5, System::nanoTime)).hasMessage("rate: 0.0 (expected: > 0 requests per second)");
+    assertThatThrownBy(() -> new TokenBucket(5, 0, System::nanoTime)).hasMessage("burst: 0 (expected: >= 1)");
+  }
+
+  @Test
+  void goDuration_andReadTimeout() {
+    assertThat(ConsulTargetSource.goDuration(Duration.ofMinutes(5))).isEqualTo("5m");
+    assertThat(ConsulTargetSource.goDuration(Duration.ofSeconds(90))).isEqualTo("90s");
+    assertThat(ConsulTargetSource.goDuration(Duration.ofMillis(1500))).isEqualTo("1500ms");
+    // wait + wait/16 + margin (wait/10, 1 s..30 s)
+    assertThat(ConsulTargetSource.readTimeout(Duration.ofMinutes(5))).isEqualTo(Duration.ofMillis(300_000 + 18_750 + 30_000));
+    assertThat(ConsulTargetSource.readTimeout(Duration.ofSeconds(2))).isEqualTo(Duration.ofMillis(2_000 + 125 + 1_000));
+    assertThat(ConsulTargetSource.readTimeout(Duration.ofMinutes(10))).isEqualTo(Duration.ofMillis(600_000 + 37_500 + 30_000));
+  }
+
+  @Test
+  void errorReasons() {
+    assertThat(ConsulTargetSource.reason(new ConsulException("x", new ConnectException("refused")))).isEqualTo("connect");
+    assertThat(ConsulTargetSource.reason(new ConsulException("x", new SocketTimeoutException("read")))).isEqualTo("timeout");
+    assertThat(ConsulTargetSource.reason(new ConsulException("x", new IOException("unexpected end of stream")))).isEqualTo("io");
+    assertThat(ConsulTargetSource.reason(new ConsulException("x",
+        new com.fasterxml.jackson.core.JsonParseException(null, "bad")))).isEqualTo("malformed");
+    assertThat(ConsulTargetSource.reason(new NumberFormatException("For input string: \"12abc\""))).isEqualTo("bad_index");
+    assertThat(ConsulTargetSource.reason(new IllegalStateException("?"))).isEqualTo("unexpected");
+  }
+
+  @Test
+  void sameTargets_ignoresOrder_butSeesWeightZoneAddressAndMetadata() {
+    Target a = Target.of("10.0.0.1", 80).withId("a");
+    Target b = Target.of("10.0.0.2", 80).withId("b");
+    assertThat(ConsulTargetSource.sameTargets(List.of(a, b), List.of(b, a))).isTrue();
+    assertThat(ConsulTargetSource.sameTargets(List.of(a, b), List.of(a, b.withWeight(2)))).isFalse();
+    assertThat(ConsulTargetSource.sameTargets(List.of(a, b), List.of(a, b.withZone("z")))).isFalse();
+    assertThat(ConsulTargetSource.sameTargets(List.of(a, b), List.of(a, b.withMetadata(Map.of("k", "v"))))).isFalse();
+    assertThat(ConsulTargetSource.sameTargets(List.of(a, b), List.of(a, Target.of("10.0.0.3", 80).withId("b")))).isFalse();
+    assertThat(ConsulTargetSource.sameTargets(List.of(a, b), List.of(a))).isFalse();
+  }
+}

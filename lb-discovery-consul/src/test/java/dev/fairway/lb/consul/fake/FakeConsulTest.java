@@ -1,0 +1,141 @@
+package dev.fairway.lb.consul.fake;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.Response;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The fake itself speaks Consul's HTTP API as documented. */
+class FakeConsulTest {
+  private final FakeConsul fake = FakeConsul.start();
+  private final OkHttpClient http = new OkHttpClient.Builder().readTimeout(Duration.ofSeconds(5)).build();
+
+  @AfterEach
+  void stop() {
+    fake.close();
+    http.dispatcher().executorService().shutdown();
+    http.connectionPool().evictAll();
+  }
+
+  private Response get(String pathAndQuery) throws Exception {
+    return http.newCall(new Request.Builder().url(fake.url() + pathAndQuery).build()).execute();
+  }
+
+  @Test
+  void unknownService_is200EmptyArray_withGoSpelledHeaders() throws Exception {
+    try (Response r = get("/v1/health/service/nobody")) {
+      assertThat(r.code()).isEqualTo(200);
+      assertThat(r.body().string()).isEqualTo("[]");
+      assertThat(Long.parseLong(r.header("X-Consul-Index"))).isGreaterThanOrEqualTo(1);
+      assertThat(r.headers().names()).contains("X-Consul-Index", "X-Consul-Knownleader", "X-Consul-Lastcontact");
+    }
+  }
+
+  @Test
+  void badParameters_getConsulsErrorTexts() throws Exception {
+    try (Response r = get("/v1/health/service/x?index=abc")) {
+      assertThat(r.code()).isEqualTo(400);
+      assertThat(r.body().string()).isEqualTo("Invalid index");
+    }
+    try (Response r = get("/v1/health/service/x?index=1&wait=5x")) {
+      assertThat(r.code()).isEqualTo(400);
+      assertThat(r.body().string()).isEqualTo("Invalid wait time");
+    }
+    try (Response r = get("/v1/health/service/x?dc=mars")) {
+      assertThat(r.code()).isEqualTo(500);
+      assertThat(r.body().string()).isEqualTo("No path to datacenter");
+    }
+  }
+
+  @Test
+  void blockingQuery_returnsOnChange_orAfterWaitPlusJitter() throws Exception {
+    fake.register("s", Instance.of("a", "10.0.0.1", 80));
+    long index = fake.index("s");
+
+    long t0 = System.nanoTime();
+    try (Response r = get("/v1/health/service/s?index=" + index + "&wait=500ms")) {
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertThat(ms).isBetween(480L, 2000L);
+      assertThat(r.header("X-Consul-Index")).isEqualTo(Long.toString(index));
+    }
+
+    Thread changer = new Thread(() -> {
+      try {
+        Thread.sleep(200);
+      } catch (InterruptedException e) {
+        return;
+      }
+      fake.register("s", Instance.of("b", "10.0.0.2", 80));
+    });
+    changer.start();
+    t0 = System.nanoTime();
+    try (Response r = get("/v1/health/service/s?index=" + index + "&wait=5s")) {
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertThat(ms).isBetween(150L, 2000L);
+      assertThat(Long.parseLong(r.header("X-Consul-Index"))).isGreaterThan(index);
+      assertThat(r.body().string()).contains("\"ID\":\"b\"");
+    }
+    changer.join(2000);
+  }
+
+  @Test
+  void passingAndTags_filter() throws Exception {
+    fake.register("s", Instance.of("a", "10.0.0.1", 80).withTags("v1", "eu"));
+    fake.register("s", Instance.of("b", "10.0.0.2", 80).withTags("v1").withStatus("warning"));
+    try (Response r = get("/v1/health/service/s?passing")) {
+      String body = r.body().string();
+      assertThat(body).contains("\"ID\":\"a\"").doesNotContain("\"ID\":\"b\"");
+    }
+    try (Response r = get("/v1/health/service/s?passing=false&tag=v1")) {
+      assertThat(r.body().string()).contains("\"ID\":\"a\"").contains("\"ID\":\"b\"");
+    }
+    try (Response r = get("/v1/health/service/s?tag=v1&tag=eu")) {
+      assertThat(r.body().string()).contains("\"ID\":\"a\"").doesNotContain("\"ID\":\"b\"");
+    }
+    try (Response r = get("/v1/health/service/s?passing=maybe")) {
+      assertThat(r.code()).isEqualTo(400);
+    }
+  }
+
+  @Test
+  void acls_403WithoutOrWithAWrongToken() throws Exception {
+    fake.requireToken("t0ken");
+    try (Response r = get("/v1/health/service/s")) {
+      assertThat(r.code()).isEqualTo(403);
+      assertThat(r.body().string()).startsWith("Permission denied");
+    }
+    try (Response r = http.newCall(new Request.Builder().url(fake.url() + "/v1/health/service/s")
+        .header("X-Consul-Token", "nope").build()).execute()) {
+      assertThat(r.code()).isEqualTo(403);
+      assertThat(r.body().string()).isEqualTo("ACL not found");
+    }
+    try (Response r = http.newCall(new Request.Builder().url(fake.url() + "/v1/health/service/s")
+        .header("X-Consul-Token", "t0ken").build()).execute()) {
+      assertThat(r.code()).isEqualTo(200);
+    }
+  }
+
+  @Test
+  void close_wakesABlockedRequest() throws Exception {
+    long index = fake.index("s");
+    Thread client = new Thread(() -> {
+      try (Response r = get("/v1/health/service/s?index=" + index + "&wait=10m")) {
+        r.body().string();
+      } catch (Exception expected) {
+        // the connection goes away with the fake
+      }
+    });
+    client.start();
+    Thread.sleep(200);
+    long t0 = System.nanoTime();
+    fake.close();
+    client.join(5000);
+    assertThat(client.isAlive()).isFalse();
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(5000);
+  }
+}
