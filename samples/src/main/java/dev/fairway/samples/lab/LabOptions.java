@@ -16,7 +16,7 @@ import java.util.Set;
  * [--max-attempts N]}.
  *
  * <p>{@code --duration} defaults to 30 s and {@code --time-scale} to 1.0, the article's wall clock.
- * When neither is given the lab uses its quick profile instead (time scale 0.2, 2 s measured per
+ * When neither is given the lab uses its quick profile instead (time scale 0.2, 1.6 s measured per
  * run), so that {@code lab} with no options covers every scenario and strategy in about two minutes.
  */
 public final class LabOptions {
@@ -34,7 +34,7 @@ public final class LabOptions {
           "concurrency-limited");
 
   static final double QUICK_TIME_SCALE = 0.2;
-  static final Duration QUICK_DURATION = Duration.ofSeconds(2);
+  static final Duration QUICK_DURATION = Duration.ofMillis(1600);
 
   final List<Scenario> scenarios;
   final List<String> strategies;
@@ -127,7 +127,7 @@ public final class LabOptions {
         "  --strategies all|NAME,NAME...   NAME is a Strategy.name(): " + String.join(", ", ALL_STRATEGIES),
         "  --duration 30s       measured window per run, after warm-up (units ms, s, m; default 30s)",
         "  --time-scale 1.0     multiplies every service time (0.1 turns 50 ms into 5 ms; default 1.0)",
-        "                       with neither --duration nor --time-scale: quick profile, time scale 0.2 and 2s",
+        "                       with neither --duration nor --time-scale: quick profile, time scale 0.2 and 1.6s",
         "  --workers 8          worker threads per backend (c)",
         "  --users N            users (peak users for burst) instead of each scenario's own",
         "  --csv FILE           also write the results as CSV",

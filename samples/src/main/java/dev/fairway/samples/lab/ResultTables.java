@@ -51,7 +51,9 @@ final class ResultTables {
 
   static String recovery(RunResult r, LabOptions options) {
     if (Double.isNaN(r.recoverySeconds)) {
-      return "not within the run";
+      double watched = r.observedSeconds - r.restartAtSeconds;
+      return String.format(Locale.ROOT, "not within the %.2f s watched after the restart (%.1f s at time scale 1)",
+          watched, watched / options.timeScale());
     }
     return String.format(Locale.ROOT, "after %.2f s (%.1f s at time scale 1)", r.recoverySeconds,
         r.recoverySeconds / options.timeScale());

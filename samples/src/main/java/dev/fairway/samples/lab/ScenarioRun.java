@@ -49,7 +49,7 @@ final class ScenarioRun {
   /** Series buckets in the measured window. */
   static final int WINDOW_BUCKETS = 60;
   /** How long after the restart (at time scale 1) recovery watches for backend-1's return. */
-  static final Duration RECOVERY_WATCH = Duration.ofSeconds(20);
+  static final Duration RECOVERY_WATCH = Duration.ofSeconds(15);
   /** Recovered: backend-1's share over 3 buckets is at least this fraction of its share before the kill. */
   static final double RECOVERED_FRACTION = 0.8;
   static final int RECOVERY_SMOOTHING_BUCKETS = 3;
@@ -86,7 +86,7 @@ final class ScenarioRun {
     long windowNanos = options.duration().toNanos();
     long bucketNanos = windowNanos / WINDOW_BUCKETS;
     // Recovery keeps the load on after the window (outside the measured numbers) until backend-1 is
-    // back, for at most half a window or 20 s of the article's clock after the restart.
+    // back, for at most half a window or 15 s of the article's clock (the target) after the restart.
     long tailNanos =
         scenario == Scenario.RECOVERY
             ? Math.max(windowNanos / 2, windowNanos * 2 / 3 + options.scaled(RECOVERY_WATCH).toNanos() - windowNanos)
