@@ -82,10 +82,12 @@ final class HtmlReport {
     if (scenario.killsBackend()) {
       h.append("<h3>Caller-visible errors over time (backend-1 killed at the first dashed line")
           .append(scenario == Scenario.RECOVERY ? ", back at the second" : "").append(")</h3>\n");
-      overTime(h, scenario, rows, false);
+      overTime(h, scenario, rows, Series.ERRORS);
+      h.append("<h3>Successful calls per second over time</h3>\n");
+      overTime(h, scenario, rows, Series.THROUGHPUT);
       if (scenario == Scenario.RECOVERY) {
         h.append("<h3>Backend-1's share of calls over time</h3>\n");
-        overTime(h, scenario, rows, true);
+        overTime(h, scenario, rows, Series.SHARE_OF_ONE);
       }
     }
     table(h, scenario, rows, options);
@@ -194,8 +196,11 @@ final class HtmlReport {
     h.append("</svg>\n");
   }
 
-  /** Lines over time, one per strategy: errors per second, or backend-1's share of calls. */
-  private static void overTime(StringBuilder h, Scenario scenario, List<RunResult> rows, boolean shareOfOne) {
+  private enum Series { ERRORS, THROUGHPUT, SHARE_OF_ONE }
+
+  /** Lines over time, one per strategy: errors per second, successes per second, or backend-1's share. */
+  private static void overTime(StringBuilder h, Scenario scenario, List<RunResult> rows, Series series) {
+    boolean shareOfOne = series == Series.SHARE_OF_ONE;
     RunResult first = rows.get(0);
     int buckets = first.seriesErrors.length;
     double observed = 0;
@@ -208,27 +213,38 @@ final class HtmlReport {
     for (int i = 0; i < rows.size(); i++) {
       RunResult r = rows.get(i);
       for (int b = 0; b < buckets; b++) {
+        long all = 0;
+        for (long n : r.seriesPerBackend[b]) {
+          all += n;
+        }
         double v;
-        if (shareOfOne) {
-          long all = 0;
-          for (long n : r.seriesPerBackend[b]) {
-            all += n;
-          }
-          v = all == 0 ? 0 : 100.0 * r.seriesPerBackend[b][0] / all;
-        } else {
-          v = r.seriesErrors[b] / r.bucketSeconds;
+        switch (series) {
+          case SHARE_OF_ONE:
+            v = all == 0 ? 0 : 100.0 * r.seriesPerBackend[b][0] / all;
+            break;
+          case THROUGHPUT:
+            v = all / r.bucketSeconds;
+            break;
+          default:
+            v = r.seriesErrors[b] / r.bucketSeconds;
         }
         values[i][b] = v;
         max = Math.max(max, v);
       }
     }
+    double maxRaw = max;
     max = shareOfOne ? 100 : niceCeil(Math.max(1, max) * 1.1);
     int plotH = 200;
     int top = 20;
     int left = 70;
     int plotW = WIDTH - left - 200;
     int height = top + plotH + 40;
-    svgOpen(h, shareOfOne ? "chart recovery" : "chart errors", scenario, height);
+    svgOpen(h, series == Series.SHARE_OF_ONE ? "chart recovery" : series == Series.ERRORS ? "chart errors" : "chart rate",
+        scenario, height);
+    if (series == Series.ERRORS && maxRaw == 0) {
+      h.append("<text x=\"").append(left + 12).append("\" y=\"").append(top + plotH / 2)
+          .append("\" style=\"font-size:14px;fill:#2f855a\">no caller-visible errors with any strategy</text>\n");
+    }
     for (double t : ticks(max)) {
       double y = top + plotH - plotH * t / max;
       h.append("<line class=\"grid\" x1=\"").append(left).append("\" x2=\"").append(left + plotW).append("\" y1=\"")
@@ -251,7 +267,7 @@ final class HtmlReport {
       }
     }
     double windowEnd = first.measuredSeconds;
-    if (windowEnd < seconds) {
+    if (windowEnd < seconds - first.bucketSeconds) {
       double x = left + plotW * windowEnd / seconds;
       h.append("<line class=\"axis\" x1=\"").append(fmt(x, 1)).append("\" x2=\"").append(fmt(x, 1))
           .append("\" y1=\"").append(top).append("\" y2=\"").append(top + plotH)
