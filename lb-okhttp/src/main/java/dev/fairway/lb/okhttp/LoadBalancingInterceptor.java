@@ -175,7 +175,14 @@ public final class LoadBalancingInterceptor implements Interceptor {
         if (tried != null && !tried.isEmpty()) {
           // Every target this call may use was tried: wait, then start a new round over all of them.
           backoffRounds++;
-          sleep(backoff.apply(backoffRounds), call);
+          try {
+            sleep(backoff.apply(backoffRounds), call);
+          } catch (IOException | RuntimeException interrupted) {
+            if (previous != null) {
+              previous.close(); // frees its pick: the caller never sees it
+            }
+            throw interrupted;
+          }
           tried.clear();
           try {
             pick = lb.pick(key, null);
@@ -260,7 +267,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
         if (!body.source().request(length)) {
           throw new ProtocolException("unexpected end of stream: " + length + "-byte body cut short");
         }
-      } catch (IOException e) {
+      } catch (IOException | RuntimeException e) {
         response.close();
         throw e;
       }

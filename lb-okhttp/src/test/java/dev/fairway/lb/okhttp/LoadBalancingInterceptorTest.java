@@ -284,15 +284,73 @@ class LoadBalancingInterceptorTest {
 
   @Test
   void get_countsAttemptsPerDistinctTargetNotPerOkHttpResend() throws Exception {
-    Backends b = backends(Backends.start(3, i -> request -> dropAfterReading()));
+    Backends b = backends(Backends.start(3, i -> request ->
+        request.getUrl().encodedPath().equals("/warm-up") ? Backends.ok("s" + i) : dropAfterReading()));
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
     LoadBalancer lb = balancer(LoadBalancer.builder("orders").targets(b.targets()).strategy(Strategy.roundRobin())
-        .passiveHealth(PassiveHealth.disabled()));
+        .passiveHealth(PassiveHealth.disabled()).meterRegistry(registry));
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb).build());
+    for (int i = 0; i < 3; i++) {
+      call(client, get("http://orders/warm-up")); // one pooled connection per server
+    }
 
     assertThatThrownBy(() -> client.newCall(get("http://orders/read")).execute()).isInstanceOf(IOException.class);
 
-    // Three attempts, one per target, whatever OkHttp re-sent on fresh connections inside each.
-    assertThat(List.of(b.requests(0), b.requests(1), b.requests(2))).allMatch(n -> n >= 1);
+    // OkHttp re-sent the GET on fresh connections inside each attempt (more than 3 sends), yet the
+    // interceptor made exactly maxAttempts = 3 attempts, one per target.
+    assertThat(b.totalRequests() - 3).isGreaterThan(3);
+    for (int i = 0; i < 3; i++) {
+      assertThat(registry.get("fairway.requests").tags("target", b.target(i).id(), "outcome", "failure").timer().count())
+          .as("attempts on target %d", i).isEqualTo(1);
+    }
+    assertThat(registry.get("fairway.retries").tag("reason", "io_failure").counter().count()).isEqualTo(2);
+  }
+
+  @Test
+  void post_isRetriedOnAnotherServerWhenConnectionRefused() throws Exception {
+    Backends b = backends(Backends.named(3));
+    LoadBalancer lb = balancer(LoadBalancer.builder("orders").targets(b.targets()).strategy(Strategy.roundRobin()));
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb).build());
+    b.kill(0);
+
+    for (int i = 0; i < 6; i++) {
+      String body = call(client, new Request.Builder().url("http://orders/pay").post(RequestBody.create("n=" + i, TEXT)).build());
+      assertThat(body).isIn("s1", "s2");
+    }
+
+    assertThat(b.requests(1) + b.requests(2)).isEqualTo(6);
+    assertThat(b.connectStarts(0)).isGreaterThanOrEqualTo(1); // it was tried, refused, and the POST moved on
+  }
+
+  @Test
+  void idempotencyTag_overridesTheMethod() throws Exception {
+    Backends b = backends(Backends.start(2, i -> request -> i == 0 ? status(503) : Backends.ok("s1")));
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    LoadBalancer lb = balancer(LoadBalancer.builder("orders").targets(b.targets()).strategy(Strategy.roundRobin())
+        .passiveHealth(PassiveHealth.disabled()).meterRegistry(registry));
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb).build());
+
+    List<Integer> taggedPost = new ArrayList<>();
+    List<Integer> taggedGet = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      Request post = new Request.Builder().url("http://orders/pay").post(RequestBody.create("x", TEXT))
+          .tag(Idempotency.class, Idempotency.IDEMPOTENT).build();
+      try (Response r = client.newCall(post).execute()) {
+        taggedPost.add(r.code());
+      }
+      Request getOnce = new Request.Builder().url("http://orders/charge").tag(Idempotency.class, Idempotency.NON_IDEMPOTENT).build();
+      try (Response r = client.newCall(getOnce).execute()) {
+        taggedGet.add(r.code());
+      }
+    }
+
+    assertThat(taggedPost).containsOnly(200); // retried past the 503
+    assertThat(taggedGet).contains(503); // returned as is
+    // Every 503 a POST got was retried; every 503 a GET got reached the caller.
+    long getFailures = taggedGet.stream().filter(c -> c == 503).count();
+    assertThat(registry.get("fairway.retries").tag("reason", "status_503").counter().count())
+        .isEqualTo(b.requests(0) - getFailures)
+        .isEqualTo(b.totalRequests() - 8);
   }
 
   @Test
@@ -376,6 +434,28 @@ class LoadBalancingInterceptorTest {
     assertThat(b.totalRequests()).isEqualTo(5);
     assertThat(List.of(b.requests(0), b.requests(1))).containsExactlyInAnyOrder(3, 2);
     assertThat(rounds).containsExactly(1, 2);
+  }
+
+  @Test
+  void backoff_cancelledCallReleasesTheHeldResponse() throws Exception {
+    Backends b = backends(Backends.start(2, i -> request -> status(503)));
+    LoadBalancer lb = balancer(LoadBalancer.builder("orders").targets(b.targets()).strategy(Strategy.roundRobin())
+        .passiveHealth(PassiveHealth.disabled()));
+    Call[] current = new Call[1];
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder()
+        .service("orders", lb)
+        .maxAttempts(3)
+        .backoff(round -> {
+          current[0].cancel(); // the caller gives up while the interceptor waits
+          return 1L;
+        })
+        .build());
+
+    current[0] = client.newCall(get("http://orders/x"));
+    assertThatThrownBy(() -> current[0].execute()).isInstanceOf(IOException.class).hasMessage("Canceled");
+
+    assertThat(b.totalRequests()).isEqualTo(2);
+    assertThat(inFlight(lb)).isZero();
   }
 
   @Test
