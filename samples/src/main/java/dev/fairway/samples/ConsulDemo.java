@@ -45,8 +45,7 @@ public final class ConsulDemo {
     String url = normalize(address);
     OkHttpClient http = new OkHttpClient.Builder().callTimeout(Duration.ofSeconds(3)).build();
     try {
-      String leader = reachable(http, url, token);
-      if (leader == null) {
+      if (!reachable(http, url, token)) {
         out.println("consul-demo needs a running Consul agent, and none answered at " + url + ".");
         out.println("Start a throwaway one in another terminal:");
         out.println("    consul agent -dev            # serves http://127.0.0.1:8500");
@@ -54,8 +53,8 @@ public final class ConsulDemo {
         out.println("    CONSUL_HTTP_ADDR=http://127.0.0.1:8500 java -jar samples/target/fairway-samples.jar consul-demo");
         return 1;
       }
-      out.println("Consul agent at " + url + " (leader " + leader + ")");
-      return demo(http, url, token, out);
+      out.println("Consul agent at " + url);
+      return demo(url, token, new AgentRegistry(http, url, token), out);
     } catch (IOException | RuntimeException e) {
       out.println("consul-demo failed: " + e);
       return 1;
@@ -76,16 +75,53 @@ public final class ConsulDemo {
     return a.endsWith("/") ? a.substring(0, a.length() - 1) : a;
   }
 
-  /** The leader's address if the agent answers, else null. */
-  private static String reachable(OkHttpClient http, String url, String token) {
-    try (Response r = http.newCall(request(url + "/v1/status/leader", token).build()).execute()) {
-      return r.isSuccessful() ? r.body().string().trim() : null;
+  /** Whether the agent answers the health API the demo reads. */
+  private static boolean reachable(OkHttpClient http, String url, String token) {
+    try (Response r = http.newCall(request(url + "/v1/health/service/" + SERVICE, token).build()).execute()) {
+      return r.isSuccessful();
     } catch (IOException | IllegalArgumentException e) {
-      return null;
+      return false;
     }
   }
 
-  private static int demo(OkHttpClient http, String url, String token, PrintStream out)
+  /** Where the demo registers its instances: the agent's HTTP API, or a test's fake. */
+  interface Registry {
+    void register(String id, int port) throws IOException;
+
+    void deregister(String id) throws IOException;
+  }
+
+  /** {@code PUT /v1/agent/service/register} with an HTTP check, and {@code .../deregister/<id>}. */
+  private static final class AgentRegistry implements Registry {
+    private final OkHttpClient http;
+    private final String url;
+    private final String token;
+
+    AgentRegistry(OkHttpClient http, String url, String token) {
+      this.http = http;
+      this.url = url;
+      this.token = token;
+    }
+
+    @Override
+    public void register(String id, int port) throws IOException {
+      String json = "{\"ID\":\"" + id + "\",\"Name\":\"" + SERVICE + "\",\"Address\":\"127.0.0.1\",\"Port\":" + port
+          + ",\"Meta\":{\"zone\":\"local\"},\"Check\":{\"HTTP\":\"http://127.0.0.1:" + port
+          + "/health\",\"Interval\":\"1s\",\"DeregisterCriticalServiceAfter\":\"1m\"}}";
+      put(http, url + "/v1/agent/service/register", token, json);
+    }
+
+    @Override
+    public void deregister(String id) throws IOException {
+      put(http, url + "/v1/agent/service/deregister/" + id, token, "");
+    }
+  }
+
+  /**
+   * Starts three backends, registers them, balances calls over what Consul reports, deregisters one
+   * and balances again; deregisters what is left at the end. Returns the exit code.
+   */
+  static int demo(String url, String token, Registry registry, PrintStream out)
       throws IOException, InterruptedException {
     List<HttpServer> backends = new ArrayList<>();
     List<String> registered = new ArrayList<>();
@@ -104,10 +140,7 @@ public final class ConsulDemo {
         backends.add(server);
         String id = SERVICE + "-" + i;
         int port = server.getAddress().getPort();
-        String json = "{\"ID\":\"" + id + "\",\"Name\":\"" + SERVICE + "\",\"Address\":\"127.0.0.1\",\"Port\":" + port
-            + ",\"Meta\":{\"zone\":\"local\"},\"Check\":{\"HTTP\":\"http://127.0.0.1:" + port
-            + "/health\",\"Interval\":\"1s\",\"DeregisterCriticalServiceAfter\":\"1m\"}}";
-        put(http, url + "/v1/agent/service/register", token, json);
+        registry.register(id, port);
         registered.add(id);
         out.println("registered " + id + " at 127.0.0.1:" + port);
       }
@@ -123,24 +156,29 @@ public final class ConsulDemo {
           out.println("Consul reports " + targets.targets().size() + " healthy instances after 20 s; giving up.");
           return 1;
         }
-        OkHttpClient client = http.newBuilder()
+        OkHttpClient client = new OkHttpClient.Builder()
             .addInterceptor(LoadBalancingInterceptor.builder().service(SERVICE, lb).build())
             .build();
-        calls(client, out, 6);
-        String gone = registered.remove(0);
-        put(http, url + "/v1/agent/service/deregister/" + gone, token, "");
-        out.println("deregistered " + gone + "; Consul tells the balancer through its blocking query...");
-        if (!await(targets, 2, Duration.ofSeconds(20))) {
-          out.println("the list did not shrink within 20 s");
-          return 1;
+        try {
+          calls(client, out, 6);
+          String gone = registered.remove(0);
+          registry.deregister(gone);
+          out.println("deregistered " + gone + "; Consul tells the balancer through its blocking query...");
+          if (!await(targets, 2, Duration.ofSeconds(20))) {
+            out.println("the list did not shrink within 20 s");
+            return 1;
+          }
+          calls(client, out, 4);
+        } finally {
+          client.dispatcher().executorService().shutdown();
+          client.connectionPool().evictAll();
         }
-        calls(client, out, 4);
       }
       return 0;
     } finally {
       for (String id : registered) {
         try {
-          put(http, url + "/v1/agent/service/deregister/" + id, token, "");
+          registry.deregister(id);
         } catch (IOException e) {
           out.println("could not deregister " + id + ": " + e.getMessage());
         }
