@@ -153,16 +153,20 @@ final class ScenarioRun {
         // window has passed.
         long tailEnd = end + tailNanos;
         while (System.nanoTime() < tailEnd) {
-          recovery = recoverySeconds(pool.seriesPerBackend(), bucketSeconds, restartAt, baseline);
+          int complete = (int) ((System.nanoTime() - start) / bucketNanos);
+          recovery = recoverySeconds(pool.seriesPerBackend(), complete, bucketSeconds, restartAt, baseline);
           if (!Double.isNaN(recovery)) {
             break;
           }
           ticker.tick();
           LockSupport.parkNanos(bucketNanos);
         }
-        recovery = recoverySeconds(pool.seriesPerBackend(), bucketSeconds, restartAt, baseline);
       }
       double observedSeconds = (System.nanoTime() - start) / 1e9;
+      if (scenario == Scenario.RECOVERY) {
+        recovery = recoverySeconds(pool.seriesPerBackend(), (int) (observedSeconds / bucketSeconds), bucketSeconds,
+            restartAt, baseline);
+      }
       pool.stop();
       pool.join(TimeUnit.SECONDS.toNanos(150)); // the calls still out belong to the window: let them end
 
@@ -312,15 +316,16 @@ final class ScenarioRun {
 
   /**
    * Seconds from the restart to the end of the first span of {@value #RECOVERY_SMOOTHING_BUCKETS}
-   * buckets (all after the restart) in which backend-1 served at least
-   * {@value #RECOVERED_FRACTION} of its share before the kill; NaN if there is none yet.
+   * buckets (all after the restart, among the first {@code complete}: a bucket still filling could
+   * cross the line and fall back) in which backend-1 served at least {@value #RECOVERED_FRACTION} of
+   * its share before the kill; NaN if there is none yet.
    */
-  static double recoverySeconds(long[][] series, double bucketSeconds, double restartAt, double baseline) {
+  static double recoverySeconds(long[][] series, int complete, double bucketSeconds, double restartAt, double baseline) {
     if (Double.isNaN(restartAt) || Double.isNaN(baseline)) {
       return Double.NaN;
     }
     int first = (int) Math.ceil(restartAt / bucketSeconds);
-    for (int k = first + RECOVERY_SMOOTHING_BUCKETS - 1; k < series.length; k++) {
+    for (int k = first + RECOVERY_SMOOTHING_BUCKETS - 1; k < Math.min(complete, series.length); k++) {
       long one = 0;
       long all = 0;
       for (int b = k - RECOVERY_SMOOTHING_BUCKETS + 1; b <= k; b++) {

@@ -31,7 +31,14 @@ class RecoveryTest {
   @Test
   void recovery_endsAtTheFirstThreeBucketsAtEightyPercentOfTheBaseline() {
     // Buckets 7..9: 80 of 300 = 26.7% < 32%; buckets 8..10: 110 of 300 = 36.7% >= 32% -> ends at 1.1 s.
-    assertThat(ScenarioRun.recoverySeconds(series(), 0.1, 0.65, 0.4)).isCloseTo(1.1 - 0.65, within(1e-9));
+    assertThat(ScenarioRun.recoverySeconds(series(), 12, 0.1, 0.65, 0.4)).isCloseTo(1.1 - 0.65, within(1e-9));
+  }
+
+  @Test
+  void recovery_ignoresBucketsStillFilling() {
+    // Bucket 10 is where the share first holds; with only 10 complete buckets it does not count yet.
+    assertThat(ScenarioRun.recoverySeconds(series(), 10, 0.1, 0.65, 0.4)).isNaN();
+    assertThat(ScenarioRun.recoverySeconds(series(), 11, 0.1, 0.65, 0.4)).isCloseTo(1.1 - 0.65, within(1e-9));
   }
 
   @Test
@@ -40,6 +47,6 @@ class RecoveryTest {
     for (int b = 7; b < s.length; b++) {
       s[b][0] = 0;
     }
-    assertThat(ScenarioRun.recoverySeconds(s, 0.1, 0.65, 0.4)).isNaN();
+    assertThat(ScenarioRun.recoverySeconds(s, 12, 0.1, 0.65, 0.4)).isNaN();
   }
 }
