@@ -171,9 +171,9 @@ final class Backend implements AutoCloseable {
     responding.writeLock().lock(); // waits for responses being written (microseconds), blocks new ones
     try {
       dead = true;
-      admin.stop(0);
       s.stop(0);
       pool.shutdownNow();
+      admin.stop(0);
     } finally {
       responding.writeLock().unlock();
     }

@@ -128,9 +128,11 @@ final class ScenarioRun {
         double f = (double) (now - start) / windowNanos;
         pool.setActive(scenario.usersAt(f, users));
         if (scenario.killsBackend() && !killed && !scenario.backendOneUp(f)) {
-          inFlightAtKill = inFlight(balancer, backends[0]);
+          int before = inFlight(balancer, backends[0]);
           killAt = (System.nanoTime() - start) / 1e9; // kill() closes the listener first thing
           backends[0].kill();
+          // Calls picked while the server was stopping (a few ms) die with it too.
+          inFlightAtKill = Math.max(before, inFlight(balancer, backends[0]));
           killed = true;
         } else if (killed && !restarted && scenario.backendOneUp(f)) {
           backends[0].restart();
