@@ -86,9 +86,16 @@ import okhttp3.ResponseBody;
  * throws {@link IllegalStateException} on the first call, since OkHttp forbids network interceptors
  * to change the host and port.
  *
- * <p>Immutable and thread-safe; share one instance per client. Metrics ({@code fairway.requests},
- * {@code fairway.retries}, {@code fairway.retry.budget.exhausted}) go to the balancer's meter
- * registry if it has one, and cost nothing otherwise.
+ * <p>Metrics go to the balancer's meter registry if it has one, and cost nothing otherwise:
+ * {@code fairway.requests} (timer per attempt, from sending it until its body is consumed or closed;
+ * tags {@code service}, {@code target}, {@code outcome} = {@code success}, {@code failure},
+ * {@code cancelled} or {@code no_target}), {@code fairway.retries} (tags {@code service},
+ * {@code reason} = {@code connect_failure}, {@code io_failure} or {@code status_<code>}) and
+ * {@code fairway.retry.budget.exhausted} (tag {@code service}). Timers of targets that left the
+ * list stay registered.
+ *
+ * <p>Immutable and thread-safe; share one instance per client. Sync and async calls behave the same
+ * (the interceptor runs on the calling thread or OkHttp's dispatcher thread).
  */
 public final class LoadBalancingInterceptor implements Interceptor {
   /** The message of the exception thrown when registered as a network interceptor. */
@@ -172,7 +179,12 @@ public final class LoadBalancingInterceptor implements Interceptor {
         pick = lb.pick(key, tried);
       } catch (NoTargetAvailableException e) {
         pick = null;
-        if (tried != null && !tried.isEmpty()) {
+        boolean allTried = tried != null && !tried.isEmpty();
+        if (allTried && route.budget.available() <= 0) {
+          metrics.budgetExhausted(); // no point waiting for a round the budget would refuse
+          return giveUp(previous, previousFailure, null);
+        }
+        if (allTried) {
           // Every target this call may use was tried: wait, then start a new round over all of them.
           backoffRounds++;
           try {

@@ -185,8 +185,9 @@ class LoadBalancingInterceptorTest {
     }
 
     assertThat(failures).isZero();
-    // One refused connection ejects the dead server: a single call tried it (OkHttp itself may try
-    // the refused route twice inside that call), and no later call tries it again.
+    // One refused connection ejects the dead server: a single call tried it (inside that call OkHttp
+    // reconnects after the dead pooled connection, so it may count two connects), and no later call
+    // tries it again.
     Set<Call> triedDead = new HashSet<>(b.callsConnecting(2));
     triedDead.removeAll(deadCallsAtKill);
     assertThat(triedDead).hasSize(1);
@@ -527,6 +528,23 @@ class LoadBalancingInterceptorTest {
     Response head = client.newCall(new Request.Builder().url("http://orders/download").head().build()).execute();
     assertThat(inFlight(lb)).isZero();
     head.close();
+  }
+
+  @Test
+  void latency_isRecordedAtResponseHeadersNotAtEndOfBody() throws Exception {
+    Backends b = backends(Backends.start(1, i -> request -> new MockResponse.Builder().code(200)
+        .body("x".repeat(100_000)).bodyDelay(1_500, java.util.concurrent.TimeUnit.MILLISECONDS).build()));
+    LoadBalancer lb = balancer(LoadBalancer.builder("orders").targets(b.targets()));
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb).build());
+
+    try (Response response = client.newCall(get("http://orders/stream")).execute()) {
+      assertThat(response.body().string()).hasSize(100_000); // the body takes 1.5 s more
+    }
+
+    // The slow body counted as load (held until read) but not as latency: the average holds the
+    // time to the headers, far below the 1.5 s body delay.
+    assertThat(lb.status().get(0).latencyEwmaMillis()).isPositive().isLessThan(1_000);
+    assertThat(inFlight(lb)).isZero();
   }
 
   @Test
