@@ -76,7 +76,8 @@ public final class Lab {
     try {
       List<RunResult> results = new ArrayList<>();
       int total = options.scenarios().size() * options.strategies().size();
-      double perRun = options.warmUp().toNanos() / 1e9 + options.duration().toNanos() / 1e9 + 0.15;
+      // Setup, teardown and the calls still out at the end of a window cost about 0.7 s per run.
+      double perRun = options.warmUp().toNanos() / 1e9 + options.duration().toNanos() / 1e9 + 0.7;
       double planned = total * perRun + (options.scenarios().contains(Scenario.RECOVERY)
           ? options.strategies().size() * options.duration().toNanos() / 1e9 / 4 : 0);
       boolean console = System.console() != null;
