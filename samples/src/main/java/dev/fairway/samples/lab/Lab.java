@@ -1,0 +1,169 @@
+package dev.fairway.samples.lab;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Runs the lab: every chosen scenario for every chosen strategy, one after the other (each run owns
+ * the machine), then prints the tables and writes the CSV and the HTML report.
+ */
+public final class Lab {
+  /** Kept strongly reachable: java.util.logging holds loggers weakly, and the level would be lost. */
+  private static final Logger FAIRWAY_LOG = Logger.getLogger("dev.fairway");
+
+  private final LabOptions options;
+  private final PrintStream out;
+  private final PrintStream progress;
+
+  public Lab(LabOptions options, PrintStream out, PrintStream progress) {
+    this.options = options;
+    this.out = out;
+    this.progress = progress;
+  }
+
+  /** Entry point of {@code fairway-samples.jar lab ...}. */
+  public static void main(String... args) throws Exception {
+    LabOptions options;
+    try {
+      options = LabOptions.parse(args);
+    } catch (LabOptions.UsageException e) {
+      if (e.getMessage() != null) {
+        System.err.println(e.getMessage());
+      }
+      System.err.println(LabOptions.usage());
+      System.exit(e.getMessage() == null ? 0 : 2);
+      return;
+    }
+    new Lab(options, System.out, System.err).runAndReport();
+  }
+
+  /** Runs everything and writes every output; returns the results in run order. */
+  public List<RunResult> runAndReport() throws IOException, InterruptedException {
+    out.println("Fairway scenario lab: " + options);
+    if (options.quickProfile) {
+      out.println("(quick profile; --time-scale 1.0 --duration 30s reproduces the article's wall clock)");
+    }
+    List<RunResult> results = run();
+    out.println();
+    for (Scenario scenario : options.scenarios()) {
+      List<RunResult> rows = rowsOf(results, scenario);
+      if (!rows.isEmpty()) {
+        out.println(ResultTables.table(scenario, rows, options));
+      }
+    }
+    if (options.csv != null) {
+      ResultTables.writeCsv(options.csv, results);
+      out.println("CSV: " + options.csv.toAbsolutePath());
+    }
+    if (options.report != null) {
+      HtmlReport.write(options.report, results, options);
+      out.println("Report: " + options.report.toAbsolutePath());
+    }
+    return results;
+  }
+
+  /** Runs every scenario x strategy, with a progress line on the progress stream. */
+  public List<RunResult> run() throws IOException, InterruptedException {
+    Level previous = FAIRWAY_LOG.getLevel();
+    // Ejections and health changes are what the lab provokes on purpose; their log lines would
+    // only bury the progress line. Errors still show.
+    FAIRWAY_LOG.setLevel(Level.SEVERE);
+    try {
+      List<RunResult> results = new ArrayList<>();
+      int total = options.scenarios().size() * options.strategies().size();
+      // Setup, teardown and the calls still out at the end of a window cost about 0.7 s per run.
+      double perRun = options.warmUp().toNanos() / 1e9 + options.duration().toNanos() / 1e9 + 0.7;
+      double planned = total * perRun + (options.scenarios().contains(Scenario.RECOVERY)
+          ? options.strategies().size() * options.duration().toNanos() / 1e9 / 4 : 0);
+      boolean console = System.console() != null;
+      warmUpJvm();
+      long started = System.nanoTime();
+      int index = 0;
+      for (Scenario scenario : options.scenarios()) {
+        for (String strategy : options.strategies()) {
+          index++;
+          Progress line = new Progress(scenario, strategy, index, total, started, planned, console);
+          line.print();
+          results.add(new ScenarioRun(options, scenario, strategy).run(line::tick));
+        }
+      }
+      if (console) {
+        progress.print('\r' + " ".repeat(100) + '\r');
+      }
+      progress.printf(Locale.ROOT, "lab: %d runs in %.1f s%n", total, (System.nanoTime() - started) / 1e9);
+      return results;
+    } finally {
+      FAIRWAY_LOG.setLevel(previous);
+    }
+  }
+
+  /**
+   * One unreported run before the first measured one, so the JIT has compiled the client and server
+   * paths: without it the first scenario x strategy runs on a cold JVM and looks several times slower.
+   */
+  private void warmUpJvm() throws IOException, InterruptedException {
+    LabOptions warm = LabOptions.builder()
+        .timeScale(options.timeScale())
+        .duration(java.time.Duration.ofMillis(Math.max(500, Math.min(1500, options.duration().toMillis()))))
+        .workers(options.workers())
+        .build();
+    progress.println("lab: warming up the JVM");
+    new ScenarioRun(warm, Scenario.STEADY, "least-connections").run(() -> {});
+  }
+
+  static List<RunResult> rowsOf(List<RunResult> results, Scenario scenario) {
+    List<RunResult> rows = new ArrayList<>();
+    for (RunResult r : results) {
+      if (r.scenario == scenario) {
+        rows.add(r);
+      }
+    }
+    return rows;
+  }
+
+  /** The progress line: scenario, strategy, run i of n, elapsed / planned. */
+  private final class Progress {
+    private final Scenario scenario;
+    private final String strategy;
+    private final int index;
+    private final int total;
+    private final long started;
+    private final double planned;
+    private final boolean console;
+    private long lastPrint;
+
+    Progress(Scenario scenario, String strategy, int index, int total, long started, double planned, boolean console) {
+      this.scenario = scenario;
+      this.strategy = strategy;
+      this.index = index;
+      this.total = total;
+      this.started = started;
+      this.planned = planned;
+      this.console = console;
+    }
+
+    void tick() {
+      long now = System.nanoTime();
+      if (console && now - lastPrint > 250_000_000L) {
+        print();
+      }
+    }
+
+    void print() {
+      lastPrint = System.nanoTime();
+      String text = String.format(Locale.ROOT, "lab %-9s %-21s run %2d/%d  elapsed %5.1f s / ~%.0f s",
+          scenario.id(), strategy, index, total, (lastPrint - started) / 1e9, planned);
+      if (console) {
+        progress.print('\r' + text);
+        progress.flush();
+      } else {
+        progress.println(text);
+      }
+    }
+  }
+}

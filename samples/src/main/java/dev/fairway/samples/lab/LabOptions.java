@@ -1,0 +1,349 @@
+package dev.fairway.samples.lab;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * The lab's command line (DESIGN.md, "The scenario lab"):
+ * {@code lab [--scenario light|steady|burst|failure|recovery|all] [--strategies all|NAME,NAME...]
+ * [--duration 30s] [--time-scale 1.0] [--workers 8] [--users N] [--csv FILE] [--report FILE.html]
+ * [--max-attempts N]}.
+ *
+ * <p>{@code --duration} defaults to 30 s and {@code --time-scale} to 1.0, the article's wall clock.
+ * When neither is given the lab uses its quick profile instead (time scale 0.2, 1.6 s measured per
+ * run), so that {@code lab} with no options covers every scenario and strategy in about two minutes.
+ */
+public final class LabOptions {
+  /** Every {@code Strategy.name()}, in the order the tables list them. */
+  public static final List<String> ALL_STRATEGIES =
+      List.of(
+          "round-robin",
+          "weighted-round-robin",
+          "random",
+          "least-connections",
+          "power-of-two-choices",
+          "key-affinity",
+          "consistent-hash",
+          "least-response-time",
+          "concurrency-limited");
+
+  static final double QUICK_TIME_SCALE = 0.2;
+  static final Duration QUICK_DURATION = Duration.ofMillis(1600);
+
+  final List<Scenario> scenarios;
+  final List<String> strategies;
+  final Duration duration;
+  final double timeScale;
+  final int workers;
+  final Integer users; // null: each scenario's own N
+  final Path csv;
+  final Path report;
+  final int maxAttempts;
+  final boolean quickProfile;
+
+  private LabOptions(Builder b) {
+    this.scenarios = List.copyOf(b.scenarios);
+    this.strategies = List.copyOf(b.strategies);
+    this.quickProfile = b.duration == null && b.timeScale == null;
+    this.duration = b.duration != null ? b.duration : quickProfile ? QUICK_DURATION : Duration.ofSeconds(30);
+    this.timeScale = b.timeScale != null ? b.timeScale : quickProfile ? QUICK_TIME_SCALE : 1.0;
+    this.workers = b.workers;
+    this.users = b.users;
+    this.csv = b.csv;
+    this.report = b.report;
+    this.maxAttempts = b.maxAttempts;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  public List<Scenario> scenarios() {
+    return scenarios;
+  }
+
+  public List<String> strategies() {
+    return strategies;
+  }
+
+  public Duration duration() {
+    return duration;
+  }
+
+  public double timeScale() {
+    return timeScale;
+  }
+
+  public int workers() {
+    return workers;
+  }
+
+  public int maxAttempts() {
+    return maxAttempts;
+  }
+
+  /** N (peak for burst) for {@code scenario}. */
+  public int users(Scenario scenario) {
+    return users != null ? users : scenario.defaultUsers();
+  }
+
+  /**
+   * Warm-up before each measured window: 3 s at time scale 1, scaled, at least 150 ms. Round
+   * robin's queue at the slowest backend takes longer than that to reach its steady state (about
+   * 10 s at time scale 1), so short windows show it a few percent above its 25%.
+   */
+  Duration warmUp() {
+    return Duration.ofNanos(Math.max(150_000_000L, (long) (3e9 * timeScale)));
+  }
+
+  /** Base service times of backends 1..4 at time scale 1, in seconds. */
+  static final double[] BASE_SERVICE_SECONDS = {0.050, 0.150, 0.300, 0.500};
+
+  /** Service times at this time scale, in seconds. */
+  public double[] serviceSeconds() {
+    double[] s = new double[BASE_SERVICE_SECONDS.length];
+    for (int i = 0; i < s.length; i++) {
+      s[i] = BASE_SERVICE_SECONDS[i] * timeScale;
+    }
+    return s;
+  }
+
+  /** A time of the article's wall clock scaled to this lab run. */
+  Duration scaled(Duration atScaleOne) {
+    return Duration.ofNanos(Math.max(1_000_000L, (long) (atScaleOne.toNanos() * timeScale)));
+  }
+
+  public static String usage() {
+    return String.join(
+        "\n",
+        "usage: java -jar fairway-samples.jar lab [options]",
+        "  --scenario light|steady|burst|failure|recovery|all   (default all)",
+        "  --strategies all|NAME,NAME...   NAME is a Strategy.name(): " + String.join(", ", ALL_STRATEGIES),
+        "  --duration 30s       measured window per run, after warm-up (units ms, s, m; default 30s)",
+        "  --time-scale 1.0     multiplies every service time (0.1 turns 50 ms into 5 ms; default 1.0)",
+        "                       with neither --duration nor --time-scale: quick profile, time scale 0.2 and 1.6s",
+        "  --workers 8          worker threads per backend (c)",
+        "  --users N            users (peak users for burst) instead of each scenario's own",
+        "  --csv FILE           also write the results as CSV",
+        "  --report FILE.html   where the HTML report goes (default lab-report.html)",
+        "  --max-attempts N     attempts per call across targets (1 = no retry; default 3)");
+  }
+
+  /** Parses the arguments after {@code lab}. */
+  public static LabOptions parse(String... args) {
+    Builder b = builder();
+    b.report = Path.of("lab-report.html");
+    for (int i = 0; i < args.length; i++) {
+      String arg = args[i];
+      String value;
+      int eq = arg.indexOf('=');
+      if (arg.startsWith("--") && eq > 0) {
+        value = arg.substring(eq + 1);
+        arg = arg.substring(0, eq);
+      } else if (arg.equals("--help") || arg.equals("-h")) {
+        throw new UsageException(null);
+      } else {
+        if (i + 1 >= args.length) {
+          throw new UsageException(arg + ": missing value");
+        }
+        value = args[++i];
+      }
+      switch (arg) {
+        case "--scenario":
+          b.scenarios(value);
+          break;
+        case "--strategies":
+          b.strategies(value);
+          break;
+        case "--duration":
+          b.duration(parseDuration(value));
+          break;
+        case "--time-scale":
+          b.timeScale(parseDouble("--time-scale", value));
+          break;
+        case "--workers":
+          b.workers(parseInt("--workers", value));
+          break;
+        case "--users":
+          b.users(parseInt("--users", value));
+          break;
+        case "--csv":
+          b.csv(Path.of(value));
+          break;
+        case "--report":
+          b.report(Path.of(value));
+          break;
+        case "--max-attempts":
+          b.maxAttempts(parseInt("--max-attempts", value));
+          break;
+        default:
+          throw new UsageException("unknown option: " + arg);
+      }
+    }
+    return b.build();
+  }
+
+  static Duration parseDuration(String text) {
+    String t = text.trim().toLowerCase(Locale.ROOT);
+    try {
+      if (t.endsWith("ms")) {
+        return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
+      }
+      double amount;
+      double unit;
+      if (t.endsWith("s")) {
+        amount = Double.parseDouble(t.substring(0, t.length() - 1));
+        unit = 1;
+      } else if (t.endsWith("m")) {
+        amount = Double.parseDouble(t.substring(0, t.length() - 1));
+        unit = 60;
+      } else {
+        amount = Double.parseDouble(t);
+        unit = 1;
+      }
+      return Duration.ofNanos((long) (amount * unit * 1e9));
+    } catch (NumberFormatException e) {
+      throw new UsageException("--duration: \"" + text + "\" (expected: a time like 30s, 500ms or 2m)");
+    }
+  }
+
+  private static double parseDouble(String field, String text) {
+    try {
+      return Double.parseDouble(text);
+    } catch (NumberFormatException e) {
+      throw new UsageException(field + ": \"" + text + "\" (expected: a number)");
+    }
+  }
+
+  private static int parseInt(String field, String text) {
+    try {
+      return Integer.parseInt(text.trim());
+    } catch (NumberFormatException e) {
+      throw new UsageException(field + ": \"" + text + "\" (expected: a whole number)");
+    }
+  }
+
+  /** A bad command line; the message (if any) says what, the caller prints {@link #usage()}. */
+  public static final class UsageException extends IllegalArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    UsageException(String message) {
+      super(message);
+    }
+  }
+
+  /** Builds options in code (tests); every setter validates. */
+  public static final class Builder {
+    private List<Scenario> scenarios = List.of(Scenario.values());
+    private List<String> strategies = ALL_STRATEGIES;
+    private Duration duration;
+    private Double timeScale;
+    private int workers = 8;
+    private Integer users;
+    private Path csv;
+    private Path report;
+    private int maxAttempts = 3;
+
+    public Builder scenarios(String list) {
+      if (list.equals("all")) {
+        scenarios = List.of(Scenario.values());
+        return this;
+      }
+      Set<Scenario> chosen = new LinkedHashSet<>();
+      for (String id : list.split(",")) {
+        try {
+          chosen.add(Scenario.of(id.trim()));
+        } catch (IllegalArgumentException e) {
+          throw new UsageException(e.getMessage());
+        }
+      }
+      scenarios = new ArrayList<>(chosen);
+      return this;
+    }
+
+    public Builder strategies(String list) {
+      if (list.equals("all")) {
+        strategies = ALL_STRATEGIES;
+        return this;
+      }
+      Set<String> chosen = new LinkedHashSet<>();
+      for (String name : list.split(",")) {
+        String n = name.trim();
+        if (!ALL_STRATEGIES.contains(n)) {
+          throw new UsageException("--strategies: \"" + n + "\" (expected: all or a comma-separated list of "
+              + String.join(", ", ALL_STRATEGIES) + ")");
+        }
+        chosen.add(n);
+      }
+      strategies = new ArrayList<>(chosen);
+      return this;
+    }
+
+    public Builder duration(Duration d) {
+      if (d.compareTo(Duration.ofMillis(100)) < 0 || d.compareTo(Duration.ofHours(1)) > 0) {
+        throw new UsageException("--duration: " + d.toMillis() + " ms (expected: 100ms..1h)");
+      }
+      duration = d;
+      return this;
+    }
+
+    public Builder timeScale(double scale) {
+      if (!(scale >= 0.01 && scale <= 10)) {
+        throw new UsageException("--time-scale: " + scale + " (expected: 0.01..10)");
+      }
+      timeScale = scale;
+      return this;
+    }
+
+    public Builder workers(int c) {
+      if (c < 1 || c > 256) {
+        throw new UsageException("--workers: " + c + " (expected: 1..256)");
+      }
+      workers = c;
+      return this;
+    }
+
+    public Builder users(int n) {
+      if (n < 1 || n > 2000) {
+        throw new UsageException("--users: " + n + " (expected: 1..2000)");
+      }
+      users = n;
+      return this;
+    }
+
+    public Builder csv(Path file) {
+      csv = file;
+      return this;
+    }
+
+    public Builder report(Path file) {
+      report = file;
+      return this;
+    }
+
+    public Builder maxAttempts(int attempts) {
+      if (attempts < 1 || attempts > 10) {
+        throw new UsageException("--max-attempts: " + attempts + " (expected: 1..10)");
+      }
+      maxAttempts = attempts;
+      return this;
+    }
+
+    public LabOptions build() {
+      return new LabOptions(this);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "scenarios " + Arrays.toString(scenarios.stream().map(Scenario::id).toArray()) + ", " + strategies.size()
+        + " strategies, time scale " + timeScale + ", " + duration.toMillis() / 1000.0 + " s measured per run, "
+        + workers + " workers per backend, max attempts " + maxAttempts;
+  }
+}

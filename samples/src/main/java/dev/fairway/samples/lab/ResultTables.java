@@ -1,0 +1,108 @@
+package dev.fairway.samples.lab;
+
+import java.io.IOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+
+/** The lab's text outputs: one table per scenario for people, and the CSV for tools. */
+final class ResultTables {
+  static final String CSV_HEADER =
+      "scenario,strategy,users,throughput_rps,limit_rps,share_of_limit,mean_ms,p50_ms,p95_ms,p99_ms,errors,retries,per_backend";
+
+  private ResultTables() {}
+
+  /** The table of one scenario's results, with a title line naming N and the limit. */
+  static String table(Scenario scenario, List<RunResult> rows, LabOptions options) {
+    StringBuilder out = new StringBuilder();
+    RunResult first = rows.get(0);
+    out.append(String.format(Locale.ROOT, "%s: %s (N=%d), limit %.1f rps, time scale %s, %.1f s measured%n",
+        scenario.id(), scenario.shape(), first.users, first.limitRps, trim(options.timeScale()), first.measuredSeconds));
+    String head = String.format(Locale.ROOT, "  %-21s %9s %7s %8s %8s %8s %8s %7s %7s  %s",
+        "strategy", "rps", "%limit", "mean ms", "p50 ms", "p95 ms", "p99 ms", "errors", "retries",
+        "per backend (share)");
+    out.append(head).append('\n');
+    for (RunResult r : rows) {
+      out.append(String.format(Locale.ROOT, "  %-21s %9.1f %6.1f%% %8.1f %8.1f %8.1f %8.1f %7d %7d  %s%n",
+          r.strategy, r.throughputRps(), 100 * r.shareOfLimit(), r.meanMs, r.p50Ms, r.p95Ms, r.p99Ms, r.errors,
+          r.retries, perBackend(r) + "  (" + shares(r) + ")"));
+    }
+    for (RunResult r : rows) {
+      if (!r.errorSummary.isEmpty()) {
+        out.append(String.format(Locale.ROOT, "  %-21s errors: %s%n", r.strategy, r.errorSummary));
+      }
+    }
+    if (scenario.killsBackend()) {
+      for (RunResult r : rows) {
+        out.append(String.format(Locale.ROOT, "  %-21s backend-1 killed at %.2f s with %d calls in flight to it",
+            r.strategy, r.killAtSeconds, r.inFlightAtKill));
+        if (scenario == Scenario.RECOVERY) {
+          out.append(String.format(Locale.ROOT, "; back at %.2f s; carried %.0f%% of its %.1f%% share again %s",
+              r.restartAtSeconds, 100 * ScenarioRun.RECOVERED_FRACTION, 100 * r.baselineShare, recovery(r, options)));
+        }
+        out.append('\n');
+      }
+    }
+    return out.toString();
+  }
+
+  static String recovery(RunResult r, LabOptions options) {
+    if (Double.isNaN(r.recoverySeconds)) {
+      double watched = r.observedSeconds - r.restartAtSeconds;
+      return String.format(Locale.ROOT, "not within the %.2f s watched after the restart (%.1f s at time scale 1)",
+          watched, watched / options.timeScale());
+    }
+    return String.format(Locale.ROOT, "after %.2f s (%.1f s at time scale 1)", r.recoverySeconds,
+        r.recoverySeconds / options.timeScale());
+  }
+
+  static String perBackend(RunResult r) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < r.perBackend.length; i++) {
+      if (i > 0) {
+        sb.append('/');
+      }
+      sb.append(r.perBackend[i]);
+    }
+    return sb.toString();
+  }
+
+  static String shares(RunResult r) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < r.perBackend.length; i++) {
+      if (i > 0) {
+        sb.append('/');
+      }
+      sb.append(Math.round(100 * r.backendShare(i)));
+    }
+    return sb.append('%').toString();
+  }
+
+  static String csvRow(RunResult r) {
+    return String.format(Locale.ROOT, "%s,%s,%d,%.1f,%.1f,%.3f,%.1f,%.1f,%.1f,%.1f,%d,%d,%s",
+        r.scenario.id(), r.strategy, r.users, r.throughputRps(), r.limitRps, r.shareOfLimit(), r.meanMs, r.p50Ms,
+        r.p95Ms, r.p99Ms, r.errors, r.retries, perBackend(r));
+  }
+
+  static void writeCsv(Path file, List<RunResult> results) throws IOException {
+    Path parent = file.toAbsolutePath().getParent();
+    if (parent != null) {
+      Files.createDirectories(parent);
+    }
+    try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+      w.write(CSV_HEADER);
+      w.write('\n');
+      for (RunResult r : results) {
+        w.write(csvRow(r));
+        w.write('\n');
+      }
+    }
+  }
+
+  static String trim(double d) {
+    return d == Math.rint(d) ? String.format(Locale.ROOT, "%.1f", d) : Double.toString(d);
+  }
+}

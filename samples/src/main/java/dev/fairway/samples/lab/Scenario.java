@@ -1,0 +1,94 @@
+package dev.fairway.samples.lab;
+
+import java.util.Locale;
+
+/**
+ * The lab's load shapes, after the reference article's three scenarios plus the two that show the
+ * limit at low load ({@link #LIGHT}) and a backend coming back ({@link #RECOVERY}).
+ */
+public enum Scenario {
+  /** 20 closed-loop users: fewer than the 32 workers, so the limit is the 20 fastest workers. */
+  LIGHT(20, "20 users"),
+  /** 100 users: every worker can be busy; the article's steady load. */
+  STEADY(100, "100 users"),
+  /** 10 users ramping to 250 and back to 10 (30% up, 40% hold, 30% down). */
+  BURST(250, "10 -> 250 -> 10 users"),
+  /** 100 users; backend-1 is killed at one third of the measured window and stays dead. */
+  FAILURE(100, "100 users, backend-1 killed at 1/3"),
+  /** As {@link #FAILURE}, and backend-1 comes back on the same port at two thirds. */
+  RECOVERY(100, "100 users, backend-1 killed at 1/3, back at 2/3");
+
+  /** Burst starts and ends here; it is also the warm-up load of burst. */
+  static final int BURST_BASE_USERS = 10;
+
+  private final int defaultUsers;
+  private final String shape;
+
+  Scenario(int defaultUsers, String shape) {
+    this.defaultUsers = defaultUsers;
+    this.shape = shape;
+  }
+
+  /** The name used on the command line and in the CSV. */
+  public String id() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+
+  /** N, or for {@link #BURST} the peak. */
+  public int defaultUsers() {
+    return defaultUsers;
+  }
+
+  String shape() {
+    return shape;
+  }
+
+  boolean killsBackend() {
+    return this == FAILURE || this == RECOVERY;
+  }
+
+  /** Users active at {@code fraction} (0..1) of the measured window, with {@code users} as N or peak. */
+  int usersAt(double fraction, int users) {
+    if (this != BURST) {
+      return users;
+    }
+    int base = Math.min(BURST_BASE_USERS, users);
+    double f = Math.max(0, Math.min(1, fraction));
+    double n;
+    if (f < 0.3) {
+      n = base + (users - base) * f / 0.3;
+    } else if (f < 0.7) {
+      n = users;
+    } else {
+      n = users - (users - base) * (f - 0.7) / 0.3;
+    }
+    return (int) Math.round(n);
+  }
+
+  /** Users during warm-up. */
+  int warmUpUsers(int users) {
+    return this == BURST ? Math.min(BURST_BASE_USERS, users) : users;
+  }
+
+  /** Whether backend-1 is up at {@code fraction} of the measured window. */
+  boolean backendOneUp(double fraction) {
+    switch (this) {
+      case FAILURE:
+        return fraction < 1.0 / 3;
+      case RECOVERY:
+        return fraction < 1.0 / 3 || fraction >= 2.0 / 3;
+      default:
+        return true;
+    }
+  }
+
+  /** The scenario whose {@link #id()} is {@code id}. */
+  public static Scenario of(String id) {
+    for (Scenario s : values()) {
+      if (s.id().equals(id)) {
+        return s;
+      }
+    }
+    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery or all)");
+  }
+}

@@ -1,0 +1,498 @@
+package dev.fairway.samples.lab;
+
+import dev.fairway.lb.ActiveHealth;
+import dev.fairway.lb.HealthProbe;
+import dev.fairway.lb.LoadBalancer;
+import dev.fairway.lb.PassiveHealth;
+import dev.fairway.lb.Strategy;
+import dev.fairway.lb.Target;
+import dev.fairway.lb.TargetStatus;
+import dev.fairway.lb.okhttp.AffinityKey;
+import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowSynchronizationStrategy;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowType;
+import io.github.resilience4j.core.IntervalFunction;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import okhttp3.ConnectionPool;
+import okhttp3.Dispatcher;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.Response;
+import okhttp3.ResponseBody;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+/**
+ * One scenario x strategy: four fresh backends, a fresh balancer and OkHttp client, the users, a
+ * warm-up, the measured window (with the kill and restart of backend-1 where the scenario has them),
+ * and for {@code recovery} a bounded tail that watches backend-1 win back its share.
+ */
+final class ScenarioRun {
+  /** The logical host the users call: {@code http://backend/work}. */
+  static final String SERVICE = "backend";
+  static final String USER_HEADER = "X-User";
+  /** Target metadata: the backend's admin (health) port. */
+  static final String ADMIN_PORT = "admin-port";
+  /** Series buckets in the measured window. */
+  static final int WINDOW_BUCKETS = 60;
+  /** How long after the restart (at time scale 1) recovery watches for backend-1's return. */
+  static final Duration RECOVERY_WATCH = Duration.ofSeconds(15);
+  /** Recovered: backend-1's share over 3 buckets is at least this fraction of its share before the kill. */
+  static final double RECOVERED_FRACTION = 0.8;
+  static final int RECOVERY_SMOOTHING_BUCKETS = 3;
+  private static final int[] WRR_WEIGHTS = {6, 3, 2, 1};
+  /**
+   * Not scaled: the admin port answers at once, so only a starved machine (a busy CI box at a tiny
+   * time scale) makes a probe slow, and that must not take a live backend out of service.
+   */
+  private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
+  private static final long MAX_CALLS_PER_USER = 50_000_000L;
+
+  /** Called every few milliseconds while a run goes on (the progress line). */
+  interface Ticker {
+    void tick();
+  }
+
+  private final LabOptions options;
+  private final Scenario scenario;
+  private final String strategy;
+
+  ScenarioRun(LabOptions options, Scenario scenario, String strategy) {
+    this.options = options;
+    this.scenario = scenario;
+    this.strategy = strategy;
+  }
+
+  static boolean usesKeys(String strategy) {
+    return strategy.equals("key-affinity") || strategy.equals("consistent-hash");
+  }
+
+  RunResult run(Ticker ticker) throws IOException, InterruptedException {
+    double[] serviceSeconds = options.serviceSeconds();
+    int users = options.users(scenario);
+    long windowNanos = options.duration().toNanos();
+    long bucketNanos = windowNanos / WINDOW_BUCKETS;
+    // Recovery keeps the load on after the window (outside the measured numbers) until backend-1 is
+    // back, for at most half a window or 15 s of the article's clock (the target) after the restart.
+    long tailNanos =
+        scenario == Scenario.RECOVERY
+            ? Math.max(windowNanos / 2, windowNanos * 2 / 3 + options.scaled(RECOVERY_WATCH).toNanos() - windowNanos)
+            : 0;
+    int buckets = (int) ((windowNanos + tailNanos) / bucketNanos) + 1;
+
+    List<AutoCloseable> resources = new ArrayList<>();
+    try {
+      Backend[] backends = new Backend[serviceSeconds.length];
+      for (int i = 0; i < backends.length; i++) {
+        backends[i] = new Backend(i + 1, (long) (serviceSeconds[i] * 1e9), options.workers()).start();
+        resources.add(backends[i]);
+      }
+      OkHttpClient probeClient =
+          new OkHttpClient.Builder().callTimeout(PROBE_TIMEOUT).build();
+      resources.add(() -> shutdown(probeClient));
+      SimpleMeterRegistry registry = new SimpleMeterRegistry();
+      LoadBalancer balancer = newBalancer(backends, registry, probeClient);
+      resources.add(balancer);
+      OkHttpClient client = newClient(users, balancer);
+      resources.add(() -> shutdown(client));
+
+      Users pool = new Users(users, client, bucketNanos, buckets, windowNanos);
+      resources.add(pool::stop);
+      pool.setActive(scenario.warmUpUsers(users));
+      pool.start();
+      sleepUntil(System.nanoTime() + options.warmUp().toNanos(), ticker);
+
+      long start = System.nanoTime();
+      long end = start + windowNanos;
+      pool.openWindow(start, end);
+      long retriesAtStart = retries(registry);
+      boolean killed = false;
+      boolean restarted = false;
+      double killAt = Double.NaN;
+      double restartAt = Double.NaN;
+      int inFlightAtKill = -1;
+      for (long now = start; now < end; now = System.nanoTime()) {
+        double f = (double) (now - start) / windowNanos;
+        pool.setActive(scenario.usersAt(f, users));
+        if (scenario.killsBackend() && !killed && !scenario.backendOneUp(f)) {
+          int before = inFlight(balancer, backends[0]);
+          killAt = (System.nanoTime() - start) / 1e9; // kill() closes the listener first thing
+          backends[0].kill();
+          // Calls picked while the server was stopping (a few ms) die with it too.
+          inFlightAtKill = Math.max(before, inFlight(balancer, backends[0]));
+          killed = true;
+        } else if (killed && !restarted && scenario.backendOneUp(f)) {
+          backends[0].restart();
+          restarted = true;
+          restartAt = (System.nanoTime() - start) / 1e9;
+        }
+        ticker.tick();
+        LockSupport.parkNanos(Math.min(2_000_000L, Math.max(0, end - System.nanoTime())));
+      }
+      long retries = retries(registry) - retriesAtStart;
+
+      double bucketSeconds = bucketNanos / 1e9;
+      double baseline = Double.NaN;
+      double recovery = Double.NaN;
+      if (scenario.killsBackend()) {
+        baseline = baselineShare(pool.seriesPerBackend(), bucketSeconds, killAt);
+      }
+      if (scenario == Scenario.RECOVERY) {
+        // The tail: keep the load on (outside the measured window) until backend-1 is back or half a
+        // window has passed.
+        long tailEnd = end + tailNanos;
+        while (System.nanoTime() < tailEnd) {
+          int complete = (int) ((System.nanoTime() - start) / bucketNanos);
+          recovery = recoverySeconds(pool.seriesPerBackend(), complete, bucketSeconds, restartAt, baseline);
+          if (!Double.isNaN(recovery)) {
+            break;
+          }
+          ticker.tick();
+          LockSupport.parkNanos(bucketNanos);
+        }
+      }
+      double observedSeconds = (System.nanoTime() - start) / 1e9;
+      if (scenario == Scenario.RECOVERY) {
+        recovery = recoverySeconds(pool.seriesPerBackend(), (int) (observedSeconds / bucketSeconds), bucketSeconds,
+            restartAt, baseline);
+      }
+      pool.stop();
+      pool.join(TimeUnit.SECONDS.toNanos(150)); // the calls still out belong to the window: let them end
+
+      Histogram h = pool.latency.getIntervalHistogram();
+      long[] perBackend = new long[backends.length];
+      long completed = 0;
+      for (int i = 0; i < perBackend.length; i++) {
+        perBackend[i] = pool.perBackend[i].sum();
+        completed += perBackend[i];
+      }
+      double limit = Limit.averagedRps(scenario, users, options.workers(), serviceSeconds);
+      return new RunResult(scenario, strategy, users, windowNanos / 1e9, completed, limit,
+          h.getTotalCount() == 0 ? 0 : h.getMean() / 1000.0,
+          h.getValueAtPercentile(50) / 1000.0,
+          h.getValueAtPercentile(95) / 1000.0,
+          h.getValueAtPercentile(99) / 1000.0,
+          pool.errors.sum(), retries, perBackend, bucketSeconds, pool.seriesPerBackend(), pool.seriesErrors(),
+          observedSeconds, killAt, restartAt, inFlightAtKill, recovery, baseline, errorSummary(pool.errorKinds));
+    } finally {
+      for (int i = resources.size() - 1; i >= 0; i--) {
+        try {
+          resources.get(i).close();
+        } catch (Exception e) {
+          // Teardown of one part must not keep the others open.
+        }
+      }
+    }
+  }
+
+  private LoadBalancer newBalancer(Backend[] backends, MeterRegistry registry, OkHttpClient probeClient) {
+    Target[] targets = new Target[backends.length];
+    for (int i = 0; i < backends.length; i++) {
+      Target t =
+          Target.of("127.0.0.1", backends[i].port())
+              .withMetadata(Map.of(ADMIN_PORT, Integer.toString(backends[i].adminPort())));
+      targets[i] = strategy.equals("weighted-round-robin") ? t.withWeight(WRR_WEIGHTS[i]) : t;
+    }
+    Strategy s =
+        strategy.equals("concurrency-limited")
+            ? Strategy.concurrencyLimited(options.workers(), 2 * options.workers())
+            : Strategy.named(strategy);
+    HealthProbe probe = target -> {
+      String url = "http://" + target.host() + ":" + target.metadata().get(ADMIN_PORT) + "/health";
+      Request request = new Request.Builder().url(url).build();
+      try (Response r = probeClient.newCall(request).execute()) {
+        return r.isSuccessful();
+      }
+    };
+    return LoadBalancer.builder(SERVICE)
+        .targets(targets)
+        .strategy(s)
+        .passiveHealth(passiveHealth())
+        .activeHealth(
+            ActiveHealth.of(probe, options.scaled(Duration.ofSeconds(1)))
+                .withTimeout(PROBE_TIMEOUT))
+        .slowStart(options.scaled(Duration.ofSeconds(5)))
+        .meterRegistry(registry)
+        .build();
+  }
+
+  /** PassiveHealth.defaults() with its ejection times (10 s doubling to 5 min) on the lab's time scale. */
+  private PassiveHealth passiveHealth() {
+    CircuitBreakerConfig config =
+        CircuitBreakerConfig.custom()
+            .slidingWindow(20, 10, SlidingWindowType.COUNT_BASED, SlidingWindowSynchronizationStrategy.LOCK_FREE)
+            .failureRateThreshold(50)
+            .permittedNumberOfCallsInHalfOpenState(3)
+            .waitIntervalFunctionInOpenState(
+                IntervalFunction.ofExponentialBackoff(
+                    options.scaled(Duration.ofSeconds(10)), 2.0, options.scaled(Duration.ofMinutes(5))))
+            .build();
+    return PassiveHealth.of(config).withConsecutiveFailures(5);
+  }
+
+  private OkHttpClient newClient(int users, LoadBalancer balancer) {
+    Dispatcher dispatcher = new Dispatcher();
+    dispatcher.setMaxRequests(users + 64);
+    dispatcher.setMaxRequestsPerHost(users + 64);
+    LoadBalancingInterceptor.Builder interceptor =
+        LoadBalancingInterceptor.builder().service(SERVICE, balancer).maxAttempts(options.maxAttempts());
+    if (usesKeys(strategy)) {
+      interceptor.affinityKey(AffinityKey.header(USER_HEADER));
+    }
+    return new OkHttpClient.Builder()
+        .dispatcher(dispatcher)
+        .connectionPool(new ConnectionPool(users + 64, 1, TimeUnit.MINUTES))
+        .addInterceptor(interceptor.build())
+        .connectTimeout(Duration.ofSeconds(2))
+        .readTimeout(Duration.ofSeconds(60))
+        .callTimeout(Duration.ofSeconds(120))
+        .build();
+  }
+
+  private static void shutdown(OkHttpClient client) {
+    client.dispatcher().cancelAll();
+    client.dispatcher().executorService().shutdownNow();
+    client.connectionPool().evictAll();
+  }
+
+  private static long retries(MeterRegistry registry) {
+    double sum = 0;
+    for (Counter c : registry.find("fairway.retries").counters()) {
+      sum += c.count();
+    }
+    return Math.round(sum);
+  }
+
+  /** "3 x SocketException: Connection reset; 1 x ..." , most frequent first. */
+  private static String errorSummary(Map<String, LongAdder> kinds) {
+    StringBuilder sb = new StringBuilder();
+    kinds.entrySet().stream()
+        .sorted((a, b) -> Long.compare(b.getValue().sum(), a.getValue().sum()))
+        .limit(3)
+        .forEach(e -> sb.append(sb.length() == 0 ? "" : "; ").append(e.getValue().sum()).append(" x ").append(e.getKey()));
+    return sb.toString();
+  }
+
+  private static int inFlight(LoadBalancer balancer, Backend backend) {
+    for (TargetStatus s : balancer.status()) {
+      if (s.target().port() == backend.port()) {
+        return s.inFlight();
+      }
+    }
+    return -1;
+  }
+
+  private static void sleepUntil(long deadline, Ticker ticker) {
+    for (long left = deadline - System.nanoTime(); left > 0; left = deadline - System.nanoTime()) {
+      ticker.tick();
+      LockSupport.parkNanos(Math.min(left, 20_000_000L));
+    }
+  }
+
+  /** Backend-1's share of successful completions before the kill. */
+  static double baselineShare(long[][] series, double bucketSeconds, double killAt) {
+    int last = (int) Math.floor(killAt / bucketSeconds);
+    long one = 0;
+    long all = 0;
+    for (int b = 0; b < last && b < series.length; b++) {
+      one += series[b][0];
+      for (long n : series[b]) {
+        all += n;
+      }
+    }
+    return all == 0 ? Double.NaN : (double) one / all;
+  }
+
+  /**
+   * Seconds from the restart to the end of the first span of {@value #RECOVERY_SMOOTHING_BUCKETS}
+   * buckets (all after the restart, among the first {@code complete}: a bucket still filling could
+   * cross the line and fall back) in which backend-1 served at least {@value #RECOVERED_FRACTION} of
+   * its share before the kill; NaN if there is none yet.
+   */
+  static double recoverySeconds(long[][] series, int complete, double bucketSeconds, double restartAt, double baseline) {
+    if (Double.isNaN(restartAt) || Double.isNaN(baseline)) {
+      return Double.NaN;
+    }
+    int first = (int) Math.ceil(restartAt / bucketSeconds);
+    for (int k = first + RECOVERY_SMOOTHING_BUCKETS - 1; k < Math.min(complete, series.length); k++) {
+      long one = 0;
+      long all = 0;
+      for (int b = k - RECOVERY_SMOOTHING_BUCKETS + 1; b <= k; b++) {
+        one += series[b][0];
+        for (long n : series[b]) {
+          all += n;
+        }
+      }
+      if (all > 0 && (double) one / all >= RECOVERED_FRACTION * baseline) {
+        return (k + 1) * bucketSeconds - restartAt;
+      }
+    }
+    return Double.NaN;
+  }
+
+  /**
+   * N closed-loop users, each a thread that sends GETs back to back (no think time). Only the first
+   * {@link #setActive} of them send; the others wait on a monitor, so burst changes N without
+   * starting threads. Every loop is bounded by a call count and by {@link #stop}.
+   */
+  static final class Users {
+    private final Thread[] threads;
+    private final OkHttpClient client;
+    private final Object gate = new Object();
+    private final long bucketNanos;
+    private final int buckets;
+    private volatile int active;
+    private volatile boolean running = true;
+    private volatile long windowStart = Long.MAX_VALUE;
+    private volatile long windowEnd = Long.MAX_VALUE;
+    final Recorder latency = new Recorder(3);
+    final LongAdder[] perBackend = new LongAdder[4];
+    final LongAdder errors = new LongAdder();
+    /** Caller-visible errors in the window by exception and message. */
+    final Map<String, LongAdder> errorKinds = new ConcurrentHashMap<>();
+    /** [bucket * 5 + backend] successes, [bucket * 5 + 4] errors, by completion time. */
+    private final AtomicLongArray series;
+
+    Users(int count, OkHttpClient client, long bucketNanos, int buckets, long windowNanos) {
+      this.client = client;
+      this.bucketNanos = bucketNanos;
+      this.buckets = buckets;
+      this.series = new AtomicLongArray(buckets * 5);
+      for (int i = 0; i < perBackend.length; i++) {
+        perBackend[i] = new LongAdder();
+      }
+      threads = new Thread[count];
+      for (int i = 0; i < count; i++) {
+        int user = i;
+        threads[i] = new Thread(() -> loop(user), "lab-user-" + i);
+        threads[i].setDaemon(true);
+      }
+    }
+
+    void start() {
+      for (Thread t : threads) {
+        t.start();
+      }
+    }
+
+    void setActive(int n) {
+      int clamped = Math.min(n, threads.length);
+      if (clamped != active) {
+        synchronized (gate) {
+          active = clamped;
+          gate.notifyAll();
+        }
+      }
+    }
+
+    void openWindow(long start, long end) {
+      windowEnd = end;
+      windowStart = start;
+    }
+
+    void stop() {
+      running = false;
+      synchronized (gate) {
+        gate.notifyAll();
+      }
+    }
+
+    void join(long timeoutNanos) throws InterruptedException {
+      long deadline = System.nanoTime() + timeoutNanos;
+      for (Thread t : threads) {
+        long left = deadline - System.nanoTime();
+        if (left > 0) {
+          t.join(Math.max(1, left / 1_000_000));
+        }
+      }
+    }
+
+    private void loop(int user) {
+      Request request =
+          new Request.Builder().url("http://" + SERVICE + "/work").header(USER_HEADER, "user-" + user).build();
+      for (long calls = 0; running && calls < MAX_CALLS_PER_USER; ) {
+        if (user >= active) {
+          synchronized (gate) {
+            while (running && user >= active) {
+              try {
+                gate.wait(100);
+              } catch (InterruptedException e) {
+                return;
+              }
+            }
+          }
+          continue;
+        }
+        calls++;
+        long start = System.nanoTime();
+        int backend = -1;
+        String failure = null;
+        try (Response r = client.newCall(request).execute()) {
+          ResponseBody body = r.body();
+          body.bytes();
+          String header = r.header(Backend.BACKEND_HEADER);
+          if (r.code() == 200 && header != null) {
+            backend = Integer.parseInt(header) - 1;
+          } else {
+            failure = "HTTP " + r.code();
+          }
+        } catch (IOException | RuntimeException e) {
+          failure = e.getClass().getSimpleName() + ": " + e.getMessage();
+        }
+        long end = System.nanoTime();
+        // A call belongs to the window it started in and is followed to its end: the per-backend split
+        // is then exactly the balancer's choices (round robin's is even to the call), and the
+        // slowest calls at the window's edge are not left out of the percentiles.
+        boolean counted = start >= windowStart && start < windowEnd;
+        boolean ok = backend >= 0 && backend < 4;
+        if (counted) {
+          if (ok) {
+            latency.recordValue(Math.max(1, (end - start) / 1000));
+            perBackend[backend].increment();
+          } else {
+            errors.increment();
+            errorKinds.computeIfAbsent(String.valueOf(failure), k -> new LongAdder()).increment();
+          }
+        }
+        long ws = windowStart;
+        if (running && end >= ws) {
+          long bucket = (end - ws) / bucketNanos;
+          if (bucket < buckets) {
+            series.incrementAndGet((int) bucket * 5 + (ok ? backend : 4));
+          }
+        }
+      }
+    }
+
+    long[][] seriesPerBackend() {
+      long[][] out = new long[buckets][4];
+      for (int b = 0; b < buckets; b++) {
+        for (int i = 0; i < 4; i++) {
+          out[b][i] = series.get(b * 5 + i);
+        }
+      }
+      return out;
+    }
+
+    long[] seriesErrors() {
+      long[] out = new long[buckets];
+      for (int b = 0; b < buckets; b++) {
+        out[b] = series.get(b * 5 + 4);
+      }
+      return out;
+    }
+  }
+}
