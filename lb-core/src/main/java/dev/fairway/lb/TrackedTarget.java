@@ -162,6 +162,9 @@ final class TrackedTarget extends TrackedTargetPadAfter {
    */
   double decayedEwma(long nowNanos, double tauNanos) {
     double current = ewmaNanos;
+    if (current == 0.0) {
+      return 0.0; // not measured yet: nothing to decay (and no Math.exp of a huge age)
+    }
     long age = nowNanos - ewmaStampNanos;
     if (age > (long) (tauNanos / 64)) {
       return current * Math.exp(-age / tauNanos);
