@@ -491,7 +491,16 @@ public final class LoadBalancer implements AutoCloseable {
           changed = true;
         }
       }
-      if (changed || !List.copyOf(next.keySet()).equals(List.copyOf(membersById.keySet()))) {
+      if (!changed) { // same ids, same descriptions: did the order change?
+        int i = 0;
+        for (TrackedTarget t : next.values()) {
+          if (members[i++] != t) {
+            changed = true;
+            break;
+          }
+        }
+      }
+      if (changed) {
         membershipVersion++;
       }
       membersById = next;
