@@ -3,10 +3,13 @@ package dev.fairway.benchmarks;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Floors that explain the pick numbers on this machine: a pick reads {@code System.nanoTime()} once
@@ -14,6 +17,9 @@ import org.openjdk.jmh.annotations.State;
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
+@Fork(value = 2, jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
+@Warmup(iterations = 2, time = 300, timeUnit = TimeUnit.MILLISECONDS)
+@Measurement(iterations = 3, time = 300, timeUnit = TimeUnit.MILLISECONDS)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class BaselineBenchmark {
 

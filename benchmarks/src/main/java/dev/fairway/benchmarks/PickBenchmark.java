@@ -7,6 +7,8 @@ import dev.fairway.lb.Target;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
@@ -15,6 +17,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The cost of one pick for every strategy, with passive health disabled (so the numbers are the
@@ -35,6 +38,9 @@ import org.openjdk.jmh.annotations.Threads;
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
+@Fork(value = 2, jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
+@Warmup(iterations = 2, time = 300, timeUnit = TimeUnit.MILLISECONDS)
+@Measurement(iterations = 3, time = 300, timeUnit = TimeUnit.MILLISECONDS)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class PickBenchmark {
 
