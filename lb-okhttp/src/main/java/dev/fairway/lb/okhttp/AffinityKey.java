@@ -1,0 +1,38 @@
+package dev.fairway.lb.okhttp;
+
+import java.util.function.Function;
+import okhttp3.Request;
+
+/**
+ * Extracts the affinity key of a request, passed to {@link dev.fairway.lb.LoadBalancer#pick(String,
+ * java.util.Set)} so the affinity strategies ({@code keyAffinity}, {@code consistentHash}) send the
+ * same key to the same target. Returns {@code null} when the request has no key; the balancer then
+ * picks without affinity.
+ *
+ * <p>Example: {@code LoadBalancingInterceptor.builder().affinityKey(AffinityKey.header("X-User"))}.
+ *
+ * <p>Implementations must be thread-safe and fast: they run on every balanced call.
+ */
+@FunctionalInterface
+public interface AffinityKey extends Function<Request, String> {
+
+  /**
+   * The caller's address as a proxy reports it: the first (client-most) hop of
+   * {@code X-Forwarded-For}, else {@code X-Real-IP}, else {@code null}.
+   */
+  static AffinityKey clientIp() {
+    return AffinityKeys.CLIENT_IP;
+  }
+
+  /** The value of the first header {@code name}, or {@code null} if absent or empty. */
+  static AffinityKey header(String name) {
+    String checked = AffinityKeys.checkName("header", name);
+    return request -> AffinityKeys.emptyToNull(request.header(checked));
+  }
+
+  /** The value of cookie {@code name} in the request's {@code Cookie} headers, or {@code null}. */
+  static AffinityKey cookie(String name) {
+    String checked = AffinityKeys.checkName("cookie", name);
+    return request -> AffinityKeys.cookieValue(request, checked);
+  }
+}

@@ -1,0 +1,12 @@
+/**
+ * OkHttp integration: {@link dev.fairway.lb.okhttp.LoadBalancingInterceptor} sends each call to a
+ * logical host (say {@code http://orders/...}) to a target chosen by that service's
+ * {@link dev.fairway.lb.LoadBalancer}, retries on another target when that is safe, and reports every
+ * outcome back to the balancer.
+ *
+ * <p>Public API: {@link dev.fairway.lb.okhttp.LoadBalancingInterceptor},
+ * {@link dev.fairway.lb.okhttp.AffinityKey}, {@link dev.fairway.lb.okhttp.HttpHealthProbe} and
+ * {@link dev.fairway.lb.okhttp.Idempotency}. Every package-private class here is an implementation
+ * detail and may change.
+ */
+package dev.fairway.lb.okhttp;
