@@ -18,8 +18,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
 @Fork(value = 2, jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
-@Warmup(iterations = 2, time = 300, timeUnit = TimeUnit.MILLISECONDS)
-@Measurement(iterations = 3, time = 300, timeUnit = TimeUnit.MILLISECONDS)
+@Warmup(iterations = 2, time = 250, timeUnit = TimeUnit.MILLISECONDS)
+@Measurement(iterations = 8, time = 100, timeUnit = TimeUnit.MILLISECONDS)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class BaselineBenchmark {
 

@@ -52,8 +52,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
 @Fork(value = 2, jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-Dsun.net.httpserver.nodelay=true"})
-@Warmup(iterations = 2, time = 500, timeUnit = TimeUnit.MILLISECONDS)
-@Measurement(iterations = 3, time = 500, timeUnit = TimeUnit.MILLISECONDS)
+@Warmup(iterations = 2, time = 250, timeUnit = TimeUnit.MILLISECONDS)
+@Measurement(iterations = 8, time = 100, timeUnit = TimeUnit.MILLISECONDS)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 public class InterceptorBenchmark {
   private static final byte[] BODY = "ok".getBytes(StandardCharsets.US_ASCII);

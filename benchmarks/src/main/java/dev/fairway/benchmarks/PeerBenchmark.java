@@ -12,7 +12,6 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
@@ -34,8 +33,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
 @Fork(value = 2, jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
-@Warmup(iterations = 2, time = 300, timeUnit = TimeUnit.MILLISECONDS)
-@Measurement(iterations = 3, time = 300, timeUnit = TimeUnit.MILLISECONDS)
+@Warmup(iterations = 2, time = 250, timeUnit = TimeUnit.MILLISECONDS)
+@Measurement(iterations = 8, time = 100, timeUnit = TimeUnit.MILLISECONDS)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class PeerBenchmark {
 
@@ -76,12 +75,6 @@ public class PeerBenchmark {
 
   @Benchmark
   public Object pick(KeyCursor keys) throws Exception {
-    return chooser.choose(keys.nextIndex(), keys.keys);
-  }
-
-  @Benchmark
-  @Threads(2)
-  public Object pick_2t(KeyCursor keys) throws Exception {
     return chooser.choose(keys.nextIndex(), keys.keys);
   }
 }

@@ -34,11 +34,11 @@ import org.openjdk.jmh.annotations.Warmup;
 @BenchmarkMode(Mode.AverageTime)
 @Fork(value = 2, jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
 @Warmup(iterations = 2, time = 300, timeUnit = TimeUnit.MILLISECONDS)
-@Measurement(iterations = 3, time = 300, timeUnit = TimeUnit.MILLISECONDS)
+@Measurement(iterations = 6, time = 200, timeUnit = TimeUnit.MILLISECONDS)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 public class RebuildBenchmark {
 
-  @Param({"round-robin", "weighted-round-robin", "consistent-hash", "least-response-time"})
+  @Param({"round-robin", "weighted-round-robin", "consistent-hash"})
   public String strategy;
 
   @Param({"10", "1000", "10000"})
