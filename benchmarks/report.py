@@ -2,10 +2,12 @@
 """Turns a JMH JSON result file (java -jar benchmarks.jar ... -rf json -rff FILE) into the Markdown
 tables of BENCHMARKS.md.
 
-Every cell is the median over all measurement iterations of all forks, with the fastest iteration
-in parentheses. On a shared machine the mean is dominated by the iterations during which other
-processes held the CPU; the median is the typical cost and the minimum the closest to an idle
-machine. Usage: python3 benchmarks/report.py results.json > tables.md
+Every time cell reads "CPU (wall)": the median over all measurement iterations of all forks of the
+CPU time per operation (cpu.time.norm, from -prof dev.fairway.benchmarks.CpuTimeProfiler), and in
+parentheses the median wall-clock time per operation (JMH's score). On a shared machine the
+wall-clock time grows whenever another process holds the CPU; CPU time does not. Without the CPU
+profiler a cell reads "median (fastest)" of the wall-clock time.
+Usage: python3 benchmarks/report.py results.json > tables.md
 """
 import json
 import statistics
@@ -61,6 +63,28 @@ def cell(metric):
     return f"{fmt(med)} ({fmt(lo)})"
 
 
+def cpu(result):
+    if result is None:
+        return None
+    return result["secondaryMetrics"].get("cpu.time.norm")
+
+
+def tcell(result, scale=1.0):
+    """CPU median (wall median), or wall median (fastest) without CPU data."""
+    if result is None:
+        return "–"
+    wall_med, wall_lo = stat(result["primaryMetric"])
+    c = cpu(result)
+    if c is None:
+        return f"{fmt(wall_med / scale)} ({fmt(wall_lo / scale)})"
+    return f"{fmt(stat(c)[0] / scale)} ({fmt(wall_med / scale)})"
+
+
+def tvalue(result):
+    c = cpu(result)
+    return stat(c)[0] if c is not None else stat(result["primaryMetric"])[0]
+
+
 def alloc(result):
     if result is None:
         return None
@@ -107,7 +131,7 @@ def pick_table(ix, results, method, title):
         rs = [find(ix, "PickBenchmark", method, strategy=st, targets=s) for s in sizes]
         if all(r is None for r in rs):
             continue
-        print(f"| {st} | " + " | ".join(cell(r and r["primaryMetric"]) for r in rs) + " | "
+        print(f"| {st} | " + " | ".join(tcell(r) for r in rs) + " | "
               + " | ".join(fmt_bytes(alloc(r)) for r in rs) + " |")
 
 
@@ -117,7 +141,7 @@ def main():
 
     base = find(ix, "BaselineBenchmark", "nanoTime")
     if base:
-        print(f"\n`System.nanoTime()` on this machine: {cell(base['primaryMetric'])} ns/op.\n")
+        print(f"\n`System.nanoTime()` on this machine: {tcell(base)} ns/op.\n")
 
     pick_table(ix, results, "pick", "Pick alone (pick + release), 1 thread")
     pick_table(ix, results, "pick_2t", "Pick alone (pick + release), 2 threads, one shared balancer")
@@ -135,13 +159,13 @@ def main():
                     d = find(ix, "PassiveHealthBenchmark", method, strategy=st, targets=n, passiveHealth="disabled")
                     e = find(ix, "PassiveHealthBenchmark", method, strategy=st, targets=n, passiveHealth="defaults")
                     if d or e:
-                        print(f"| {st} | {n} | {threads} | {cell(d and d['primaryMetric'])} | "
-                              f"{cell(e and e['primaryMetric'])} | {fmt_bytes(alloc(d))} | {fmt_bytes(alloc(e))} |")
+                        print(f"| {st} | {n} | {threads} | {tcell(d)} | "
+                              f"{tcell(e)} | {fmt_bytes(alloc(d))} | {fmt_bytes(alloc(e))} |")
 
     sizes = params_of(results, "PeerBenchmark", "targets")
     if sizes:
-        print("\n### Peers, same run, 1 thread (ratio = peer median / Fairway median; > 1 means Fairway is faster)\n")
-        print("| peer | Fairway equivalent | targets | peer ns/op | Fairway ns/op | ratio peer/Fairway | peer B/op | Fairway B/op |")
+        print("\n### Peers, same run, 1 thread (ratio = peer / Fairway; above 1 means Fairway is faster)\n")
+        print("| peer | Fairway equivalent | targets | peer ns/op | Fairway ns/op | ratio peer/Fairway, CPU (wall) | peer B/op | Fairway B/op |")
         print("|---|---|---:|---:|---:|---:|---:|---:|")
         for peer, fw in PEER_PAIRS:
             for n in sizes:
@@ -149,9 +173,10 @@ def main():
                 f = find(ix, "PeerBenchmark", "pick", balancer=fw, targets=n)
                 if not p or not f:
                     continue
-                ratio = stat(p["primaryMetric"])[0] / stat(f["primaryMetric"])[0]
-                print(f"| {peer} | {fw} | {n} | {cell(p['primaryMetric'])} | {cell(f['primaryMetric'])} | "
-                      f"{ratio:.2f}× | {fmt_bytes(alloc(p))} | {fmt_bytes(alloc(f))} |")
+                ratio = tvalue(p) / tvalue(f)
+                wall_ratio = stat(p["primaryMetric"])[0] / stat(f["primaryMetric"])[0]
+                print(f"| {peer} | {fw} | {n} | {tcell(p)} | {tcell(f)} | "
+                      f"{ratio:.2f}× ({wall_ratio:.2f}×) | {fmt_bytes(alloc(p))} | {fmt_bytes(alloc(f))} |")
 
     rows = [r for r in results if r["benchmark"].split(".")[-2] == "ChurnBenchmark"]
     if rows:
@@ -170,7 +195,7 @@ def main():
                 if rep:
                     med, lo = stat(rep)
                     rep_us = f"{fmt(med / 1000)} ({fmt(lo / 1000)})"
-                print(f"| {st} | {n} | {cell(q and q['primaryMetric'])} | {cell(pick)} | {rep_us or '–'} |")
+                print(f"| {st} | {n} | {tcell(q)} | {cell(pick)} | {rep_us or '–'} |")
 
     rows = [r for r in results if r["benchmark"].split(".")[-2] == "RebuildBenchmark"]
     if rows:
@@ -186,15 +211,14 @@ def main():
                 if r is None:
                     cells.append("–")
                     continue
-                med, lo = stat(r["primaryMetric"])  # µs
-                cells.append(f"{fmt(med / 1000)} ({fmt(lo / 1000)})")
+                cells.append(tcell(r, 1000.0))  # µs -> ms
             print(f"| {st} | " + " | ".join(cells) + " | "
                   + " | ".join("–" if alloc(r) is None else f"{alloc(r) / 1024:,.0f}" for r in rs) + " |")
 
     rows = [r for r in results if r["benchmark"].split(".")[-2] == "InterceptorBenchmark"]
     if rows:
         print("\n### Interceptor overhead (µs/op, B/op)\n")
-        print("| path | plain OkHttp | with LoadBalancingInterceptor | difference (median) | plain B/op | balanced B/op | difference B/op |")
+        print("| path | plain OkHttp | with LoadBalancingInterceptor | difference (CPU, or wall median) | plain B/op | balanced B/op | difference B/op |")
         print("|---|---:|---:|---:|---:|---:|---:|")
         for label, p, b in (("loopback GET", "plainGet", "balancedGet"),
                             ("no network (canned response)", "plainNoNetwork", "balancedNoNetwork")):
@@ -202,8 +226,8 @@ def main():
             rb = find(ix, "InterceptorBenchmark", b)
             if not rp or not rb:
                 continue
-            diff = stat(rb["primaryMetric"])[0] - stat(rp["primaryMetric"])[0]
-            print(f"| {label} | {cell(rp['primaryMetric'])} | {cell(rb['primaryMetric'])} | {diff:+.2f} | "
+            diff = tvalue(rb) - tvalue(rp)
+            print(f"| {label} | {tcell(rp)} | {tcell(rb)} | {diff:+.2f} | "
                   f"{fmt_bytes(alloc(rp))} | {fmt_bytes(alloc(rb))} | {alloc(rb) - alloc(rp):+.0f} |")
 
 
