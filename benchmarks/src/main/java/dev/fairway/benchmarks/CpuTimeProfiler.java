@@ -20,8 +20,8 @@ import org.openjdk.jmh.results.ScalarResult;
  * threads; not the JVM's native GC and JIT threads) divided by the operations of all benchmark
  * threads. Unlike the wall-clock score it does not grow while another process holds the CPU, which
  * on a shared 2-core machine is what makes runs taken at different moments comparable. For one
- * benchmark thread it reads like the score; for 2 threads it is the CPU cost of one operation, half
- * of what "time per op per thread" shows when both threads are busy.
+ * benchmark thread it reads like the score; for 2 threads (both threads' CPU over both threads'
+ * operations) it equals JMH's time per operation per thread when both threads run all the time.
  *
  * <p>Use with {@code -prof dev.fairway.benchmarks.CpuTimeProfiler}; reported as {@code cpu.time.norm}.
  */
