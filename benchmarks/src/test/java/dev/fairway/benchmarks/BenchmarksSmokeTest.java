@@ -1,0 +1,69 @@
+package dev.fairway.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Collection;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * Keeps the benchmarks compiling and working. Runs a few of them in-process through the JMH Runner
+ * for one 100 ms iteration each and checks that each produced a score, and builds every peer's
+ * chooser once. Asserts no timing (tests are not benchmarks); the numbers come from
+ * {@code java -jar benchmarks/target/benchmarks.jar}.
+ */
+class BenchmarksSmokeTest {
+
+  private static Options tiny(String include) {
+    return new OptionsBuilder()
+        .include(include)
+        .forks(0) // in-process: the test JVM runs the benchmark code directly
+        .warmupIterations(0)
+        .measurementIterations(1)
+        .measurementTime(TimeValue.milliseconds(100))
+        .timeUnit(TimeUnit.NANOSECONDS)
+        .shouldFailOnError(true)
+        .build();
+  }
+
+  @Test
+  void pickBenchmark_runsThroughJmh() throws Exception {
+    Options options = new OptionsBuilder()
+        .parent(tiny(PickBenchmark.class.getName() + "\\.pick$"))
+        .param("strategy", "round-robin", "consistent-hash")
+        .param("targets", "4")
+        .build();
+    Collection<RunResult> results = new Runner(options).run();
+    assertThat(results).hasSize(2);
+    assertThat(results).allSatisfy(r -> assertThat(r.getPrimaryResult().getScore()).isPositive());
+  }
+
+  @Test
+  void peerAndRebuildBenchmarks_runThroughJmh() throws Exception {
+    Options options = new OptionsBuilder()
+        .parent(tiny(PeerBenchmark.class.getName() + "\\.pick$|" + RebuildBenchmark.class.getName()))
+        .param("balancer", "dubbo-consistent-hash", "armeria-weighted-round-robin")
+        .param("strategy", "consistent-hash")
+        .param("targets", "10")
+        .build();
+    Collection<RunResult> results = new Runner(options).run();
+    assertThat(results).hasSize(3);
+    assertThat(results).allSatisfy(r -> assertThat(r.getPrimaryResult().getScore()).isPositive());
+  }
+
+  @Test
+  void everyBalancerInPeerBenchmark_returnsTargets() throws Exception {
+    // Peers.create picks 1,000 times and fails on the first null: a peer set up wrongly would
+    // otherwise measure an early return.
+    for (String name : PeerBenchmarkNames.ALL) {
+      try (Peers.Chooser chooser = Peers.create(name, 4)) {
+        assertThat(chooser.choose(0, Fixtures.zipfKeys(7))).as(name).isNotNull();
+      }
+    }
+  }
+}
