@@ -95,6 +95,11 @@ public interface Strategy {
    */
   String name();
 
+  /** Every built-in strategy's {@link #name()}, in the order the factories above are listed. */
+  static java.util.List<String> names() {
+    return BuiltinStrategy.NAMES;
+  }
+
   /** The strategy whose {@link #name()} is {@code name}, with its default settings. */
   static Strategy named(String name) {
     switch (name == null ? "" : name) {

@@ -113,6 +113,7 @@ class BadInputTest {
 
   @Test
   void strategyNames_areTheDocumentedOnes() {
+    assertThat(Strategy.names()).containsExactlyElementsOf(StrategyNames.ALL);
     for (String name : StrategyNames.ALL) {
       assertThat(Strategy.named(name).name()).isEqualTo(name);
     }

@@ -21,17 +21,7 @@ import java.util.Set;
  */
 public final class LabOptions {
   /** Every {@code Strategy.name()}, in the order the tables list them. */
-  public static final List<String> ALL_STRATEGIES =
-      List.of(
-          "round-robin",
-          "weighted-round-robin",
-          "random",
-          "least-connections",
-          "power-of-two-choices",
-          "key-affinity",
-          "consistent-hash",
-          "least-response-time",
-          "concurrency-limited");
+  public static final List<String> ALL_STRATEGIES = dev.fairway.lb.Strategy.names();
 
   static final double QUICK_TIME_SCALE = 0.2;
   static final Duration QUICK_DURATION = Duration.ofMillis(1600);
