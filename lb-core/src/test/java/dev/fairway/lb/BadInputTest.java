@@ -162,6 +162,27 @@ class BadInputTest {
   }
 
   @Test
+  void perTargetState_survivesListChanges_forTargetsThatStay() throws Exception {
+    Fixtures.FakeTicker ticker = new Fixtures.FakeTicker();
+    MutableTargetSource source = new MutableTargetSource(List.of(t(1), t(2)));
+    LoadBalancer lb = Fixtures.builder(ticker, 1).targets(source).strategy(Strategy.roundRobin()).build();
+    Pick done = lb.pick(null, Set.of(t(2)));
+    ticker.advanceMillis(40);
+    done.success();
+    Pick held = lb.pick(null, Set.of(t(2)));
+    source.set(List.of(t(3), t(1).withWeight(4), t(4))); // 2 leaves, 3 and 4 join, 1 changes weight
+    TargetStatus one = lb.status().get(1);
+    assertThat(one.target().weight()).isEqualTo(4);
+    assertThat(one.inFlight()).isEqualTo(1);
+    assertThat(one.latencyEwmaMillis()).isEqualTo(40.0);
+    held.success();
+    assertThat(Fixtures.inFlight(lb, t(1))).isZero();
+    source.set(List.of(t(3), t(4)));
+    source.set(List.of(t(1), t(3), t(4))); // left and came back: a new start
+    assertThat(lb.status().get(0).latencyEwmaMillis()).isZero();
+  }
+
+  @Test
   void doubleCompletion_countsOnce() throws Exception {
     LoadBalancer lb = LoadBalancer.builder("s").targets(t(1)).build();
     Pick p = lb.pick();
