@@ -281,8 +281,8 @@ class StrategySequenceTest {
   @Test
   void leastResponseTime_spreadsLoadOnceTheFastTargetIsLoaded() throws Exception {
     LoadBalancer lb = lb(Strategy.leastResponseTime(), t(1), t(2));
-    teachLatency(lb, t(1), 10, t(2));
-    teachLatency(lb, t(2), 45, t(1));
+    teachLatency(lb, t(1), 10);
+    teachLatency(lb, t(2), 45);
     List<String> held = new ArrayList<>();
     for (int i = 0; i < 6; i++) {
       held.add(name(lb.pick().target()));
@@ -296,7 +296,7 @@ class StrategySequenceTest {
     LoadBalancer lb = lb(Strategy.leastResponseTime(), t(1), t(2), t(3), t(4));
     int[] latencyMs = {50, 150, 300, 500};
     for (int i = 0; i < 4; i++) {
-      teachLatency(lb, t(i + 1), latencyMs[i], allBut(i + 1));
+      teachLatency(lb, t(i + 1), latencyMs[i]);
     }
     List<String> held = new ArrayList<>();
     for (int i = 0; i < 100; i++) {
@@ -310,8 +310,8 @@ class StrategySequenceTest {
   @Test
   void leastResponseTime_aSlowTargetThatRecoveredIsProbedAgainAndWinsBack() throws Exception {
     LoadBalancer lb = lb(Strategy.leastResponseTime(), t(1), t(2));
-    teachLatency(lb, t(1), 10, t(2));
-    teachLatency(lb, t(2), 1000, t(1));
+    teachLatency(lb, t(1), 10);
+    teachLatency(lb, t(2), 1000);
     // One call per simulated second; target 2 has recovered and now answers in 5 ms.
     int firstBackOnTwo = -1;
     List<String> afterwards = new ArrayList<>();
@@ -337,7 +337,7 @@ class StrategySequenceTest {
   void leastResponseTime_newTargetGetsOneProbeThenWaitsForItsResult() throws Exception {
     MutableTargetSource source = new MutableTargetSource(List.of(t(1)));
     LoadBalancer lb = Fixtures.builder(ticker, 3).targets(source).strategy(Strategy.leastResponseTime()).build();
-    teachLatency(lb, t(1), 10, null);
+    teachLatency(lb, t(1), 10);
     source.add(t(2));
     assertThat(name(lb.pick().target())).isEqualTo("2"); // unmeasured and idle: probe it
     assertThat(name(lb.pick().target())).isEqualTo("1"); // probe outstanding: penalised
@@ -421,7 +421,7 @@ class StrategySequenceTest {
   }
 
   /** Records one call of {@code ms} on {@code target} by excluding the others. */
-  private void teachLatency(LoadBalancer lb, Target target, long ms, Object others) throws Exception {
+  private void teachLatency(LoadBalancer lb, Target target, long ms) throws Exception {
     Set<Target> exclude = new java.util.HashSet<>();
     for (TargetStatus s : lb.status()) {
       if (!s.target().equals(target)) {
@@ -432,10 +432,6 @@ class StrategySequenceTest {
     assertThat(p.target()).isEqualTo(target);
     ticker.advanceMillis(ms);
     p.success();
-  }
-
-  private static Object allBut(int n) {
-    return n;
   }
 
   private static Selector currentSelector(LoadBalancer lb) throws Exception {
