@@ -17,10 +17,6 @@ final class PaddedCounter extends PaddedCounterValue {
 
   long q01, q02, q03, q04, q05, q06, q07, q08;
 
-  long getAndIncrement() {
-    return VALUE.getAndIncrement(this);
-  }
-
   /** The next value reduced modulo {@code n} (never negative, even after overflow). */
   int nextIndex(int n) {
     return (int) Long.remainderUnsigned(VALUE.getAndIncrement(this), n);

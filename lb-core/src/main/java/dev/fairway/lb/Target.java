@@ -3,7 +3,6 @@ package dev.fairway.lb;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * One instance of a service that calls can be sent to: a host, a port, a weight, a zone and free-form
@@ -190,6 +189,6 @@ public final class Target {
     if (t == null) {
       throw new IllegalArgumentException(field + ": null (expected: a Target)");
     }
-    return Objects.requireNonNull(t);
+    return t;
   }
 }
