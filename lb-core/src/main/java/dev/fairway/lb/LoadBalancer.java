@@ -541,7 +541,7 @@ public final class LoadBalancer implements AutoCloseable {
       }
       TargetState state =
           t.ejected ? TargetState.EJECTED
-              : t.activeUnhealthy ? TargetState.UNHEALTHY
+              : t.activeUnhealthy || !t.target.healthy() ? TargetState.UNHEALTHY
               : t.warmingSinceNanos != Long.MIN_VALUE ? TargetState.WARMING
               : TargetState.HEALTHY;
       t.state = state;

@@ -92,7 +92,7 @@ public final class MutableTargetSource implements TargetSource {
     }
     lock.lock();
     try {
-      if (sameTargets(targets, next)) {
+      if (dev.fairway.lb.internal.Targets.sameTargets(targets, next)) {
         return;
       }
       targets = next;
@@ -133,23 +133,6 @@ public final class MutableTargetSource implements TargetSource {
   @Override
   public String toString() {
     return (frozen ? "TargetSource.of" : "MutableTargetSource") + targets;
-  }
-
-  static boolean sameTargets(List<Target> a, List<Target> b) {
-    if (a.size() != b.size()) {
-      return false;
-    }
-    java.util.Map<String, Target> byId = new java.util.HashMap<>();
-    for (Target t : a) {
-      byId.put(t.id(), t);
-    }
-    for (Target t : b) {
-      Target old = byId.get(t.id());
-      if (old == null || !old.sameAs(t)) {
-        return false;
-      }
-    }
-    return true;
   }
 
   private static List<Target> checked(List<Target> targets) {

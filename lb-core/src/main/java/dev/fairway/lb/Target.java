@@ -23,14 +23,17 @@ public final class Target {
   private final int weight;
   private final String zone;
   private final Map<String, String> metadata;
+  private final boolean healthy;
 
-  private Target(String id, String host, int port, int weight, String zone, Map<String, String> metadata) {
+  private Target(
+      String id, String host, int port, int weight, String zone, Map<String, String> metadata, boolean healthy) {
     this.id = id;
     this.host = host;
     this.port = port;
     this.weight = weight;
     this.zone = zone;
     this.metadata = metadata;
+    this.healthy = healthy;
   }
 
   /**
@@ -44,7 +47,7 @@ public final class Target {
     String checkedHost = checkHost(host);
     checkPort(port);
     String id = (checkedHost.indexOf(':') >= 0 ? "[" + checkedHost + "]" : checkedHost) + ":" + port;
-    return new Target(id, checkedHost, port, 1, "", Map.of());
+    return new Target(id, checkedHost, port, 1, "", Map.of(), true);
   }
 
   /**
@@ -57,7 +60,7 @@ public final class Target {
     if (weight < 1 || weight > MAX_WEIGHT) {
       throw new IllegalArgumentException("weight: " + weight + " (expected: 1.." + MAX_WEIGHT + ")");
     }
-    return new Target(id, host, port, weight, zone, metadata);
+    return new Target(id, host, port, weight, zone, metadata, healthy);
   }
 
   /** This target in another zone ({@code ""} for none). */
@@ -65,7 +68,7 @@ public final class Target {
     if (zone == null) {
       throw new IllegalArgumentException("zone: null (expected: a zone name, or \"\" for none)");
     }
-    return new Target(id, host, port, weight, zone, metadata);
+    return new Target(id, host, port, weight, zone, metadata, healthy);
   }
 
   /** This target under another id (for example a discovery system's instance id). */
@@ -73,7 +76,7 @@ public final class Target {
     if (id == null || id.isBlank()) {
       throw new IllegalArgumentException("id: " + quote(id) + " (expected: a non-blank string)");
     }
-    return new Target(id, host, port, weight, zone, metadata);
+    return new Target(id, host, port, weight, zone, metadata, healthy);
   }
 
   /** This target with other metadata; the map is copied, its order kept. */
@@ -89,7 +92,17 @@ public final class Target {
       }
       copy.put(e.getKey(), e.getValue());
     }
-    return new Target(id, host, port, weight, zone, Collections.unmodifiableMap(copy));
+    return new Target(id, host, port, weight, zone, Collections.unmodifiableMap(copy), healthy);
+  }
+
+  /**
+   * This target with its source's word on its health. A target its source reports unhealthy (for
+   * example a Consul instance with a critical check) stays a member, in state
+   * {@link TargetState#UNHEALTHY}: it gets calls only in panic mode, when too few targets are healthy
+   * to serve without it. Targets are healthy unless a source says otherwise.
+   */
+  public Target withHealthy(boolean healthy) {
+    return new Target(id, host, port, weight, zone, metadata, healthy);
   }
 
   /** The identity of this target: {@code host:port} unless set with {@link #withId}. */
@@ -118,6 +131,11 @@ public final class Target {
     return metadata;
   }
 
+  /** False if this target's source reports it unhealthy (see {@link #withHealthy}); true otherwise. */
+  public boolean healthy() {
+    return healthy;
+  }
+
   /** {@code host:port}, with brackets around an IPv6 literal: what a URL's authority needs. */
   public String authority() {
     return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
@@ -130,6 +148,7 @@ public final class Target {
         && port == other.port
         && weight == other.weight
         && zone.equals(other.zone)
+        && healthy == other.healthy
         && metadata.equals(other.metadata);
   }
 
@@ -154,6 +173,9 @@ public final class Target {
     }
     if (!zone.isEmpty()) {
       sb.append(", zone=").append(zone);
+    }
+    if (!healthy) {
+      sb.append(", unhealthy");
     }
     return sb.append('}').toString();
   }

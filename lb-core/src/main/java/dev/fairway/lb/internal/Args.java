@@ -1,0 +1,42 @@
+package dev.fairway.lb.internal;
+
+/**
+ * The argument checks and messages every Fairway builder uses, so that all three modules fail the
+ * same way: a bad value is an {@link IllegalArgumentException} reading {@code field: value
+ * (expected: ...)}; an option set twice is an {@link IllegalStateException} reading {@code field was
+ * already set to value}. Not public API (see the package documentation).
+ */
+public final class Args {
+  private Args() {}
+
+  /** {@code "text"} in quotes, or {@code null} bare, for messages that must show blanks and nulls. */
+  public static String quote(String s) {
+    return s == null ? "null" : "\"" + s + "\"";
+  }
+
+  /**
+   * Throws {@link IllegalStateException} if a builder option was already set ({@code current} is
+   * not null).
+   */
+  public static void requireUnset(String field, Object current) {
+    if (current != null) {
+      throw new IllegalStateException(
+          field + " was already set to " + (current instanceof String ? quote((String) current) : current));
+    }
+  }
+
+  /** As {@link #requireUnset}, for a secret (a token): the message names the field, never the value. */
+  public static void requireUnsetSecret(String field, Object current) {
+    if (current != null) {
+      throw new IllegalStateException(field + " was already set");
+    }
+  }
+
+  /** Throws {@link IllegalArgumentException} {@code field: value (expected: expected)} unless {@code ok}. */
+  public static void requireArgument(boolean ok, String field, Object value, String expected) {
+    if (!ok) {
+      throw new IllegalArgumentException(
+          field + ": " + (value instanceof String ? quote((String) value) : value) + " (expected: " + expected + ")");
+    }
+  }
+}

@@ -1,0 +1,83 @@
+package dev.fairway.lb.internal;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.PortUnreachableException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
+import java.security.cert.CertificateException;
+import java.util.Locale;
+import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLPeerUnverifiedException;
+
+/** The one failure classification of Fairway. Not public API (see the package documentation). */
+public final class Failures {
+  /** How deep a cause chain is followed: deep enough for wrapped exceptions, safe from cycles. */
+  private static final int MAX_DEPTH = 8;
+
+  private Failures() {}
+
+  /**
+   * Classifies a call's failure. The first cause in the chain (up to 8 deep) that means something
+   * decides. Exceptions suppressed by the failure (OkHttp attaches the earlier tries of one call
+   * that way) are considered too: if one of them may have sent the request, the whole failure may
+   * have, so a {@link FailureKind#neverSent()} kind is downgraded to {@link FailureKind#IO}.
+   *
+   * <p>Never throws; {@code null} is {@link FailureKind#OTHER}.
+   */
+  public static FailureKind classify(Throwable failure) {
+    FailureKind kind = classifyChain(failure);
+    if (kind.neverSent() && failure != null) {
+      for (Throwable suppressed : failure.getSuppressed()) {
+        if (!classifyChain(suppressed).neverSent()) {
+          return FailureKind.IO;
+        }
+      }
+    }
+    return kind;
+  }
+
+  private static FailureKind classifyChain(Throwable failure) {
+    Throwable t = failure;
+    for (int depth = 0; t != null && depth < MAX_DEPTH; depth++, t = t.getCause()) {
+      if (t instanceof ConnectException
+          || t instanceof NoRouteToHostException
+          || t instanceof UnknownHostException
+          || t instanceof PortUnreachableException) {
+        return FailureKind.CONNECT;
+      }
+      if (t instanceof SSLPeerUnverifiedException) {
+        return FailureKind.CERTIFICATE;
+      }
+      if (t instanceof SSLHandshakeException) {
+        return hasCause(t, CertificateException.class) ? FailureKind.CERTIFICATE : FailureKind.TLS_HANDSHAKE;
+      }
+      if (t instanceof SocketTimeoutException) {
+        // The JDK reports a connect timeout as "Connect timed out"; read timeouts say "Read timed
+        // out" or OkHttp's "timeout", and those may come after the request was sent.
+        String message = t.getMessage();
+        return message != null && message.toLowerCase(Locale.ROOT).contains("connect")
+            ? FailureKind.CONNECT
+            : FailureKind.TIMEOUT;
+      }
+      if (t.getCause() == t) {
+        break;
+      }
+    }
+    return hasCause(failure, IOException.class) ? FailureKind.IO : FailureKind.OTHER;
+  }
+
+  private static boolean hasCause(Throwable failure, Class<? extends Throwable> type) {
+    Throwable t = failure;
+    for (int depth = 0; t != null && depth < MAX_DEPTH; depth++, t = t.getCause()) {
+      if (type.isInstance(t)) {
+        return true;
+      }
+      if (t.getCause() == t) {
+        break;
+      }
+    }
+    return false;
+  }
+}

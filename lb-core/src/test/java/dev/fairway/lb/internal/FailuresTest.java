@@ -1,0 +1,90 @@
+package dev.fairway.lb.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
+import java.security.cert.CertificateExpiredException;
+import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import org.junit.jupiter.api.Test;
+
+class FailuresTest {
+  @Test
+  void connectPhaseFailures_neverSent_ejectAtOnce() {
+    for (Throwable t : new Throwable[] {
+        new ConnectException("Connection refused"),
+        new NoRouteToHostException("No route to host"),
+        new UnknownHostException("orders-7"),
+        new SocketTimeoutException("Connect timed out"),
+        new IOException("wrapped", new ConnectException("Connection refused"))}) {
+      FailureKind kind = Failures.classify(t);
+      assertThat(kind).as(t.toString()).isEqualTo(FailureKind.CONNECT);
+      assertThat(kind.neverSent()).isTrue();
+      assertThat(kind.ejectsAtOnce()).isTrue();
+      assertThat(kind.worthRetrying()).isTrue();
+    }
+  }
+
+  @Test
+  void readTimeout_mayHaveBeenSent() {
+    assertThat(Failures.classify(new SocketTimeoutException("Read timed out"))).isEqualTo(FailureKind.TIMEOUT);
+    assertThat(Failures.classify(new SocketTimeoutException("timeout"))).isEqualTo(FailureKind.TIMEOUT);
+    assertThat(Failures.classify(new SocketTimeoutException(null))).isEqualTo(FailureKind.TIMEOUT);
+    assertThat(FailureKind.TIMEOUT.neverSent()).isFalse();
+  }
+
+  @Test
+  void certificateErrors_areNotWorthRetrying() {
+    SSLHandshakeException expired = new SSLHandshakeException("PKIX path validation failed");
+    expired.initCause(new CertificateExpiredException("NotAfter: 2020"));
+    assertThat(Failures.classify(expired)).isEqualTo(FailureKind.CERTIFICATE);
+    assertThat(Failures.classify(new SSLPeerUnverifiedException("Hostname orders not verified")))
+        .isEqualTo(FailureKind.CERTIFICATE);
+    assertThat(FailureKind.CERTIFICATE.worthRetrying()).isFalse();
+    assertThat(Failures.classify(new SSLHandshakeException("Remote host terminated the handshake")))
+        .isEqualTo(FailureKind.TLS_HANDSHAKE);
+  }
+
+  @Test
+  void suppressedEarlierTryThatMayHaveSent_downgradesToIo() {
+    ConnectException last = new ConnectException("Connection refused");
+    last.addSuppressed(new IOException("unexpected end of stream"));
+    assertThat(Failures.classify(last)).isEqualTo(FailureKind.IO);
+    ConnectException onlyConnects = new ConnectException("Connection refused");
+    onlyConnects.addSuppressed(new ConnectException("Connection refused"));
+    assertThat(Failures.classify(onlyConnects)).isEqualTo(FailureKind.CONNECT);
+  }
+
+  @Test
+  void otherFailures() {
+    assertThat(Failures.classify(new IOException("unexpected end of stream"))).isEqualTo(FailureKind.IO);
+    assertThat(Failures.classify(new InterruptedIOException("canceled"))).isEqualTo(FailureKind.IO);
+    assertThat(Failures.classify(new IllegalStateException("bug"))).isEqualTo(FailureKind.OTHER);
+    assertThat(Failures.classify(new RuntimeException(new IOException("x")))).isEqualTo(FailureKind.IO);
+    assertThat(Failures.classify(null)).isEqualTo(FailureKind.OTHER);
+    RuntimeException selfCaused = new RuntimeException("loop") {
+      @Override
+      public synchronized Throwable getCause() {
+        return this;
+      }
+    };
+    assertThat(Failures.classify(selfCaused)).isEqualTo(FailureKind.OTHER);
+  }
+
+  @Test
+  void args_messages() {
+    assertThat(Args.quote(null)).isEqualTo("null");
+    assertThat(Args.quote(" ")).isEqualTo("\" \"");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> Args.requireUnset("strategy", "round-robin"))
+        .isInstanceOf(IllegalStateException.class).hasMessage("strategy was already set to \"round-robin\"");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> Args.requireUnsetSecret("token", "s3cret"))
+        .isInstanceOf(IllegalStateException.class).hasMessage("token was already set");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> Args.requireArgument(false, "weight", 0, "1..1000000"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("weight: 0 (expected: 1..1000000)");
+  }
+}
