@@ -63,6 +63,8 @@ public final class LoadBalancer implements AutoCloseable {
   private final ActiveHealthChecker activeHealth;
   private final ActiveHealth activeHealthConfig;
   private final AutoCloseable subscription;
+  private final java.util.concurrent.CopyOnWriteArrayList<LoadBalancerListener> listeners =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
 
   /** Published via volatile; never mutated after publication. */
   private volatile TargetSnapshot snapshot;
@@ -120,6 +122,18 @@ public final class LoadBalancer implements AutoCloseable {
       throw new IllegalArgumentException("service: " + Target.quote(service) + " (expected: a non-blank name)");
     }
     return new Builder(service);
+  }
+
+  /**
+   * Registers a listener for membership changes from now on (it is not told of the current members;
+   * read {@link #status()} for those). Closing the returned handle unregisters it.
+   */
+  public AutoCloseable addListener(LoadBalancerListener listener) {
+    if (listener == null) {
+      throw new IllegalArgumentException("listener: null (expected: a LoadBalancerListener)");
+    }
+    listeners.add(listener);
+    return () -> listeners.remove(listener);
   }
 
   /** {@code pick(null, Set.of())}. */
@@ -224,6 +238,8 @@ public final class LoadBalancer implements AutoCloseable {
     }
     strategy.close();
     metrics.close();
+    fire(LoadBalancerListener::closed);
+    listeners.clear();
   }
 
   @Override
@@ -449,6 +465,28 @@ public final class LoadBalancer implements AutoCloseable {
   // ---------------------------------------------------------------- membership
 
   private void onTargets(List<Target> list) {
+    List<Target> joined = new java.util.ArrayList<>();
+    List<Target> left = new java.util.ArrayList<>();
+    applyTargets(list, joined, left);
+    for (Target t : joined) {
+      fire(l -> l.targetAdded(t));
+    }
+    for (Target t : left) {
+      fire(l -> l.targetRemoved(t));
+    }
+  }
+
+  private void fire(java.util.function.Consumer<LoadBalancerListener> event) {
+    for (LoadBalancerListener l : listeners) {
+      try {
+        event.accept(l);
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.WARNING, service + ": a LoadBalancerListener failed", e);
+      }
+    }
+  }
+
+  private void applyTargets(List<Target> list, List<Target> joined, List<Target> left) {
     rebuildLock.lock();
     try {
       if (closed) {
@@ -480,6 +518,7 @@ public final class LoadBalancer implements AutoCloseable {
           }
           next.put(target.id(), added);
           metrics.targetAdded(added);
+          joined.add(target);
           changed = true;
         }
       }
@@ -488,6 +527,7 @@ public final class LoadBalancer implements AutoCloseable {
           old.removed = true;
           old.pickable = false;
           metrics.targetRemoved(old);
+          left.add(old.target);
           changed = true;
         }
       }
@@ -508,6 +548,8 @@ public final class LoadBalancer implements AutoCloseable {
       sawTargets |= !next.isEmpty();
       rebuild(now);
     } catch (RuntimeException e) {
+      joined.clear();
+      left.clear();
       LOG.log(System.Logger.Level.ERROR, service + ": could not apply a new target list; keeping the last one", e);
     } finally {
       rebuildLock.unlock();
