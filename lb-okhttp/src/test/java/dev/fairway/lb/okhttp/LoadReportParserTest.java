@@ -33,12 +33,13 @@ class LoadReportParserTest {
 
   // The grammar's examples
 
-  @Test
-  void envoysExample_keepsTheStandardFieldsAndSkipsOtherNamedMetrics() {
-    // Envoy's orca_parser_test.cc, NativeHttpEncodedHeader.
-    assertThat(parse("TEXT cpu_utilization=0.7,application_utilization=0.8,mem_utilization=0.9,"
-        + "rps_fractional=1000,eps=2,named_metrics.foo=123,named_metrics.bar=0.2,utilization.total=0.5"))
-        .isEqualTo(Outcome.PARSED);
+  /** Envoy's orca_parser_test.cc example, with {@code separator} between keys and values. */
+  private static String envoysExample(char separator) {
+    return ("TEXT cpu_utilization=0.7,application_utilization=0.8,mem_utilization=0.9,rps_fractional=1000,eps=2,"
+        + "named_metrics.foo=123,named_metrics.bar=0.2,utilization.total=0.5").replace('=', separator);
+  }
+
+  private void assertEnvoysExampleFields() {
     assertThat(report.cpuUtilization).isEqualTo(0.7);
     assertThat(report.applicationUtilization).isEqualTo(0.8);
     assertThat(report.memUtilization).isEqualTo(0.9);
@@ -46,20 +47,21 @@ class LoadReportParserTest {
     assertThat(report.eps).isEqualTo(2.0);
     assertThat(report.requestsInFlight).isNaN();
     assertThat(report.workers).isNaN();
+  }
+
+  @Test
+  void envoysExample_keepsTheStandardFieldsAndSkipsOtherNamedMetrics() {
+    // NativeHttpEncodedHeader.
+    assertThat(parse(envoysExample('='))).isEqualTo(Outcome.PARSED);
+    assertEnvoysExampleFields();
     assertThat(parser.malformed()).isZero();
   }
 
   @Test
   void envoysExampleWithColons_parsesTheSame() {
-    // Envoy's NativeHttpEncodedHeaderWithColon: the separator of the first version.
-    assertThat(parse("TEXT cpu_utilization:0.7,application_utilization:0.8,mem_utilization:0.9,"
-        + "rps_fractional:1000,eps:2,named_metrics.foo:123,named_metrics.bar:0.2,utilization.total:0.5"))
-        .isEqualTo(Outcome.PARSED);
-    assertThat(report.cpuUtilization).isEqualTo(0.7);
-    assertThat(report.applicationUtilization).isEqualTo(0.8);
-    assertThat(report.memUtilization).isEqualTo(0.9);
-    assertThat(report.rpsFractional).isEqualTo(1000.0);
-    assertThat(report.eps).isEqualTo(2.0);
+    // NativeHttpEncodedHeaderWithColon: the separator of the first version.
+    assertThat(parse(envoysExample(':'))).isEqualTo(Outcome.PARSED);
+    assertEnvoysExampleFields();
   }
 
   @Test
