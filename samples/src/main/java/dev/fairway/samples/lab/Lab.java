@@ -119,7 +119,7 @@ public final class Lab {
   }
 
   /** Setup and teardown of one more client (balancer, health checker, OkHttp client), in seconds. */
-  static final double SECONDS_PER_CLIENT = 0.02;
+  static final double SECONDS_PER_CLIENT = 0.03;
 
   /**
    * One unreported run before the first measured one, so the JIT has compiled the client and server

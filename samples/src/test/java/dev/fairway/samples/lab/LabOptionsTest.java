@@ -28,10 +28,10 @@ class LabOptionsTest {
   @Test
   void defaultRun_isPlannedUnderFourMinutes() {
     // 9 strategies x (four scenarios at 0.6 s warm-up + 1.6 s + 0.7 s, recovery with its 0.4 s tail,
-    // fleet with 49 more clients, slowdown and fastfail with 9 more, at 0.02 s a client).
+    // fleet with 49 more clients, slowdown and fastfail with 9 more, at 0.03 s a client).
     double perRun = 0.6 + 1.6 + 0.7;
-    double expected = 9 * (4 * perRun + (perRun + 0.4) + (perRun + 49 * 0.02) + 2 * (perRun + 9 * 0.02));
-    assertThat(Lab.plannedSeconds(LabOptions.parse())).isCloseTo(expected, within(1e-6)).isCloseTo(224.5, within(0.1));
+    double expected = 9 * (4 * perRun + (perRun + 0.4) + (perRun + 49 * 0.03) + 2 * (perRun + 9 * 0.03));
+    assertThat(Lab.plannedSeconds(LabOptions.parse())).isCloseTo(expected, within(1e-6)).isCloseTo(230.5, within(0.1));
   }
 
   @Test
