@@ -21,7 +21,8 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * One simulated backend: a JDK {@link HttpServer} on a loopback port with a fixed pool of
  * {@code workers} threads behind a FIFO queue (the executor's), each request holding a worker for the
- * service time. Responses carry {@code X-Backend: <index>}.
+ * service time. Responses carry {@code X-Backend: <index>}, and with load reports on, the ORCA
+ * header {@value #LOAD_REPORT_HEADER} in its TEXT form (see {@link #loadReport}).
  *
  * <p>Health answers on a separate admin port ({@code GET /health}), as a management port does in
  * real services: a health endpoint behind the same FIFO queue would time out whenever a slow
@@ -34,9 +35,19 @@ import java.util.concurrent.locks.LockSupport;
  * (one TCP segment): the JDK's server writes the headers and the body separately, and a kill between
  * the two writes would hand the caller a 200 with a truncated body, a failure that happens after the
  * interceptor returned the response and that no router could retry.
+ *
+ * <p>Gray failures: {@link #slowDown} multiplies the service time of every request that starts
+ * afterwards; {@link #failFast} makes every request that reaches a worker afterwards get a 503 at
+ * once, without its service time.
  */
 final class Backend implements AutoCloseable {
   static final String BACKEND_HEADER = "X-Backend";
+  /**
+   * ORCA's per-request load report header, as Envoy reads it ({@code source/common/orca/orca_parser.cc}):
+   * a format prefix ({@code TEXT }, {@code JSON } or {@code BIN }), here TEXT: comma-separated
+   * {@code key=value} pairs.
+   */
+  static final String LOAD_REPORT_HEADER = "endpoint-load-metrics";
 
   static {
     // Without TCP_NODELAY every exchange on loopback stalls ~40 ms (Nagle meets delayed ACK). The
@@ -44,17 +55,29 @@ final class Backend implements AutoCloseable {
     if (System.getProperty("sun.net.httpserver.nodelay") == null) {
       System.setProperty("sun.net.httpserver.nodelay", "true");
     }
+    // A fleet run keeps up to clients x users-per-client connections open to every backend; the
+    // JDK's server closes idle ones beyond 200 by default, which would make a client's pooled
+    // connection die under it. Read once, like nodelay.
+    if (System.getProperty("sun.net.httpserver.maxIdleConnections") == null) {
+      System.setProperty("sun.net.httpserver.maxIdleConnections", "2000");
+    }
   }
 
+  private static final byte[] UNAVAILABLE = "unavailable\n".getBytes(StandardCharsets.US_ASCII);
+
   private final int index;
-  private final long serviceNanos;
   private final int workers;
+  private final boolean loadReports;
   private final byte[] body;
   private final LongAdder served = new LongAdder();
+  /** Requests that reached a worker since start, answered or not. */
+  private final LongAdder received = new LongAdder();
   private final AtomicInteger inService = new AtomicInteger();
   /** Held (shared) while a response is written, (exclusive) while killing. */
   private final ReentrantReadWriteLock responding = new ReentrantReadWriteLock();
   private volatile boolean dead;
+  private volatile long serviceNanos;
+  private volatile boolean failing;
   private int port;
   private int adminPort;
   private HttpServer server;
@@ -62,9 +85,14 @@ final class Backend implements AutoCloseable {
   private ThreadPoolExecutor pool;
 
   Backend(int index, long serviceNanos, int workers) {
+    this(index, serviceNanos, workers, false);
+  }
+
+  Backend(int index, long serviceNanos, int workers, boolean loadReports) {
     this.index = index;
     this.serviceNanos = serviceNanos;
     this.workers = workers;
+    this.loadReports = loadReports;
     this.body = ("backend-" + index + "\n").getBytes(StandardCharsets.US_ASCII);
   }
 
@@ -93,7 +121,7 @@ final class Backend implements AutoCloseable {
   }
 
   private void bind(int wantedPort, int wantedAdminPort) throws IOException {
-    HttpServer a = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), wantedAdminPort), 64);
+    HttpServer a = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), wantedAdminPort), 1024);
     HttpServer s;
     try {
       s = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), wantedPort), 1024);
@@ -129,36 +157,82 @@ final class Backend implements AutoCloseable {
   }
 
   private void handle(HttpExchange exchange) throws IOException {
+    received.increment();
     inService.incrementAndGet();
     try (exchange) {
       try (InputStream in = exchange.getRequestBody()) {
         in.transferTo(OutputStream.nullOutputStream());
       }
-      long deadline = System.nanoTime() + serviceNanos;
-      for (long left = serviceNanos; left > 0; left = deadline - System.nanoTime()) {
+      if (failing) {
+        respond(exchange, 503, UNAVAILABLE);
+        return;
+      }
+      long service = serviceNanos;
+      long deadline = System.nanoTime() + service;
+      for (long left = service; left > 0; left = deadline - System.nanoTime()) {
         LockSupport.parkNanos(left);
         if (Thread.currentThread().isInterrupted()) {
           return; // killed: the connection is already closed
         }
       }
-      responding.readLock().lock();
-      try {
-        if (dead) {
-          return;
-        }
-        exchange.getResponseHeaders().set(BACKEND_HEADER, Integer.toString(index));
-        exchange.getResponseHeaders().set("Content-Type", "text/plain");
-        exchange.sendResponseHeaders(200, body.length);
-        try (OutputStream out = exchange.getResponseBody()) {
-          out.write(body);
-        }
-      } finally {
-        responding.readLock().unlock();
+      if (respond(exchange, 200, body)) {
+        served.increment();
       }
-      served.increment();
     } finally {
       inService.decrementAndGet();
     }
+  }
+
+  /** Writes a whole response unless the backend was killed meanwhile; false if it was. */
+  private boolean respond(HttpExchange exchange, int status, byte[] content) throws IOException {
+    responding.readLock().lock();
+    try {
+      if (dead) {
+        return false;
+      }
+      exchange.getResponseHeaders().set(BACKEND_HEADER, Integer.toString(index));
+      exchange.getResponseHeaders().set("Content-Type", "text/plain");
+      if (loadReports) {
+        exchange.getResponseHeaders().set(LOAD_REPORT_HEADER, loadReport(load() - 1, workers));
+      }
+      exchange.sendResponseHeaders(status, content.length);
+      try (OutputStream out = exchange.getResponseBody()) {
+        out.write(content);
+      }
+      return true;
+    } finally {
+      responding.readLock().unlock();
+    }
+  }
+
+  /**
+   * The TEXT-form ORCA report of {@code inFlight} requests (queued or in service, the one being
+   * answered excluded) at a backend with {@code workers} workers, e.g. {@code TEXT
+   * application_utilization=0.625, named_metrics.rif=5, named_metrics.workers=8}.
+   *
+   * <p>Which fields: ORCA's {@code application_utilization} is the server's own notion of how busy
+   * it is, and may exceed 1 past its soft limit (xds {@code orca_load_report.proto}); gRPC's weighted
+   * round robin (gRFC A58) prefers it to {@code cpu_utilization} when it is set. The lab's workers
+   * sleep, so CPU would be a lie; occupancy of the worker pool is the honest utilization.
+   * {@code named_metrics.rif} (requests in flight, the name Prequal uses and grpc-go's ORCA example
+   * in Envoy's tests sends) carries the count itself, and {@code named_metrics.workers} the
+   * capacity it is measured against, so a balancer can compare free workers across backends.
+   */
+  static String loadReport(int inFlight, int workers) {
+    int rif = Math.max(0, inFlight);
+    double utilization = Math.round(1000.0 * rif / workers) / 1000.0;
+    return "TEXT application_utilization=" + utilization + ", named_metrics.rif=" + rif
+        + ", named_metrics.workers=" + workers;
+  }
+
+  /** From now on every request that starts service takes {@code factor} times as long. */
+  void slowDown(int factor) {
+    serviceNanos = serviceNanos * factor;
+  }
+
+  /** From now on every request that reaches a worker gets a 503 at once. */
+  void failFast() {
+    failing = true;
   }
 
   /** Closes the listener and all connections at once and interrupts requests in service. */
@@ -204,6 +278,11 @@ final class Backend implements AutoCloseable {
 
   long serviceNanos() {
     return serviceNanos;
+  }
+
+  /** Requests that reached a worker since start (answered, failed fast, or cut by a kill). */
+  long received() {
+    return received.sum();
   }
 
   /** Responses written since start. */

@@ -11,8 +11,9 @@ import java.util.Locale;
 /**
  * {@code lab-report.html}: one self-contained page (inline CSS and SVG, no scripts, nothing fetched)
  * with, per scenario, throughput against the limit for every strategy, each strategy's split over
- * the backends, its latency percentiles, and for failure and recovery the errors over time (and
- * backend-1's share over time in recovery).
+ * the backends, its latency percentiles, and for the scenarios with a fault (failure, recovery,
+ * slowdown, fastfail) the errors and calls per second over time (and backend-1's share over time in
+ * recovery).
  */
 final class HtmlReport {
   static final String[] STRATEGY_COLORS = {
@@ -56,7 +57,8 @@ final class HtmlReport {
     }
     h.append(" ms. Generated ").append(Instant.now()).append(".</p>\n");
     h.append("<p class=\"meta\">The limit (red dashed line) is the most any router could get: the sum of 1/S over the "
-        + "min(N, total workers) fastest workers, averaged over the window where N or the live backends change.</p>\n");
+        + "min(N, total workers) fastest workers, averaged over the window where N or the backends change (a dead or "
+        + "fast-failing backend adds nothing, a slowed one counts at its new service time).</p>\n");
     for (Scenario scenario : options.scenarios()) {
       List<RunResult> rows = Lab.rowsOf(results, scenario);
       if (!rows.isEmpty()) {
@@ -72,15 +74,16 @@ final class HtmlReport {
     h.append("<section id=\"scenario-").append(scenario.id()).append("\">\n");
     h.append("<h2>").append(scenario.id()).append(": ").append(esc(scenario.shape())).append("</h2>\n");
     h.append("<p class=\"meta\">limit ").append(fmt(first.limitRps, 1)).append(" rps over ")
-        .append(fmt(first.measuredSeconds, 1)).append(" s measured</p>\n");
+        .append(fmt(first.measuredSeconds, 1)).append(" s measured; ").append(first.users).append(" users over ")
+        .append(first.clients).append(first.clients == 1 ? " client" : " independent clients").append("</p>\n");
     h.append("<h3>Throughput against the limit</h3>\n");
     throughput(h, scenario, rows);
     h.append("<h3>Share of calls per backend (backend-1 fastest ... backend-4 slowest)</h3>\n");
     shares(h, scenario, rows);
     h.append("<h3>Latency: p50, p95, p99 (ms), mean marked</h3>\n");
     latency(h, scenario, rows);
-    if (scenario.killsBackend()) {
-      h.append("<h3>Caller-visible errors over time (backend-1 killed at the first dashed line")
+    if (scenario.hasFault()) {
+      h.append("<h3>Caller-visible errors over time (").append(faultName(scenario)).append(" at the first dashed line")
           .append(scenario == Scenario.RECOVERY ? ", back at the second" : "").append(")</h3>\n");
       overTime(h, scenario, rows, Series.ERRORS);
       h.append("<h3>Successful calls per second over time</h3>\n");
@@ -92,6 +95,17 @@ final class HtmlReport {
     }
     table(h, scenario, rows, options);
     h.append("</section>\n");
+  }
+
+  private static String faultName(Scenario scenario) {
+    switch (scenario) {
+      case SLOWDOWN:
+        return "backend-1 " + Scenario.SLOWDOWN_FACTOR + "x slower";
+      case FASTFAIL:
+        return "backend-2 answers 503";
+      default:
+        return "backend-1 killed";
+    }
   }
 
   private static void throughput(StringBuilder h, Scenario scenario, List<RunResult> rows) {
@@ -259,7 +273,7 @@ final class HtmlReport {
     }
     h.append("<line class=\"axis\" x1=\"").append(left).append("\" x2=\"").append(left + plotW).append("\" y1=\"")
         .append(top + plotH).append("\" y2=\"").append(top + plotH).append("\"/>\n");
-    for (double event : new double[] {first.killAtSeconds, first.restartAtSeconds}) {
+    for (double event : new double[] {first.faultAtSeconds, first.restartAtSeconds}) {
       if (!Double.isNaN(event)) {
         double x = left + plotW * event / seconds;
         h.append("<line class=\"event\" x1=\"").append(fmt(x, 1)).append("\" x2=\"").append(fmt(x, 1))
@@ -303,6 +317,9 @@ final class HtmlReport {
     if (scenario == Scenario.RECOVERY) {
       h.append("<th>backend-1 back to its share</th>");
     }
+    if (scenario == Scenario.FASTFAIL) {
+      h.append("<th>requests reaching backend-2 after the first second of the fault</th>");
+    }
     h.append("</tr>\n");
     for (RunResult r : rows) {
       h.append("<tr><td>").append(esc(r.strategy)).append("</td><td>").append(fmt(r.throughputRps(), 1))
@@ -316,6 +333,10 @@ final class HtmlReport {
       }
       if (scenario == Scenario.RECOVERY) {
         h.append("<td>").append(esc(ResultTables.recovery(r, options))).append("</td>");
+      }
+      if (scenario == Scenario.FASTFAIL) {
+        h.append("<td>").append(Double.isNaN(r.failingShare) ? "n/a" : fmt(100 * r.failingShare, 2) + "%")
+            .append("</td>");
       }
       h.append("</tr>\n");
     }

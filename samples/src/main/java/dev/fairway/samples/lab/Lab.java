@@ -76,10 +76,7 @@ public final class Lab {
     try {
       List<RunResult> results = new ArrayList<>();
       int total = options.scenarios().size() * options.strategies().size();
-      // Setup, teardown and the calls still out at the end of a window cost about 0.7 s per run.
-      double perRun = options.warmUp().toNanos() / 1e9 + options.duration().toNanos() / 1e9 + 0.7;
-      double planned = total * perRun + (options.scenarios().contains(Scenario.RECOVERY)
-          ? options.strategies().size() * options.duration().toNanos() / 1e9 / 4 : 0);
+      double planned = plannedSeconds(options);
       boolean console = System.console() != null;
       warmUpJvm();
       long started = System.nanoTime();
@@ -103,6 +100,28 @@ public final class Lab {
   }
 
   /**
+   * What the progress line expects the runs to take, in seconds: per run the warm-up, the window and
+   * about 0.7 s of setup, teardown and calls still out at the window's end, plus {@value
+   * #SECONDS_PER_CLIENT} s for each client beyond the first (its balancer, health checker and OkHttp
+   * client are built and closed), plus recovery's tail of about a quarter window.
+   */
+  static double plannedSeconds(LabOptions options) {
+    double perRun = options.warmUp().toNanos() / 1e9 + options.duration().toNanos() / 1e9 + 0.7;
+    double planned = 0;
+    for (Scenario scenario : options.scenarios()) {
+      double run = perRun + SECONDS_PER_CLIENT * (options.clients(scenario) - 1);
+      if (scenario == Scenario.RECOVERY) {
+        run += options.duration().toNanos() / 1e9 / 4;
+      }
+      planned += run * options.strategies().size();
+    }
+    return planned;
+  }
+
+  /** Setup and teardown of one more client (balancer, health checker, OkHttp client), in seconds. */
+  static final double SECONDS_PER_CLIENT = 0.03;
+
+  /**
    * One unreported run before the first measured one, so the JIT has compiled the client and server
    * paths: without it the first scenario x strategy runs on a cold JVM and looks several times slower.
    */
@@ -111,6 +130,7 @@ public final class Lab {
         .timeScale(options.timeScale())
         .duration(java.time.Duration.ofMillis(Math.max(500, Math.min(1500, options.duration().toMillis()))))
         .workers(options.workers())
+        .loadReports(options.loadReports())
         .build();
     progress.println("lab: warming up the JVM");
     new ScenarioRun(warm, Scenario.STEADY, "least-connections").run(() -> {});

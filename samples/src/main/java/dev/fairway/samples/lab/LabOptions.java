@@ -11,9 +11,9 @@ import java.util.Set;
 
 /**
  * The lab's command line (DESIGN.md, "The scenario lab"):
- * {@code lab [--scenario light|steady|burst|failure|recovery|all] [--strategies all|NAME,NAME...]
- * [--duration 30s] [--time-scale 1.0] [--workers 8] [--users N] [--csv FILE] [--report FILE.html]
- * [--max-attempts N]}.
+ * {@code lab [--scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|all]
+ * [--strategies all|NAME,NAME...] [--duration 30s] [--time-scale 1.0] [--workers 8] [--users N]
+ * [--clients K] [--load-reports] [--csv FILE] [--report FILE.html] [--max-attempts N]}.
  *
  * <p>{@code --duration} defaults to 30 s and {@code --time-scale} to 1.0, the article's wall clock.
  * When neither is given the lab uses its quick profile instead (time scale 0.2, 1.6 s measured per
@@ -32,6 +32,8 @@ public final class LabOptions {
   final double timeScale;
   final int workers;
   final Integer users; // null: each scenario's own N
+  final Integer clients; // null: each scenario's own K
+  final boolean loadReports;
   final Path csv;
   final Path report;
   final int maxAttempts;
@@ -45,6 +47,8 @@ public final class LabOptions {
     this.timeScale = b.timeScale != null ? b.timeScale : quickProfile ? QUICK_TIME_SCALE : 1.0;
     this.workers = b.workers;
     this.users = b.users;
+    this.clients = b.clients;
+    this.loadReports = b.loadReports;
     this.csv = b.csv;
     this.report = b.report;
     this.maxAttempts = b.maxAttempts;
@@ -84,6 +88,19 @@ public final class LabOptions {
   }
 
   /**
+   * K for {@code scenario}: independent clients, each its own balancer and OkHttp client. Never more
+   * than the scenario's N (a client without users would send nothing).
+   */
+  public int clients(Scenario scenario) {
+    return Math.min(users(scenario), clients != null ? clients : scenario.defaultClients());
+  }
+
+  /** Whether the backends send ORCA load reports ({@code endpoint-load-metrics}, TEXT form). */
+  public boolean loadReports() {
+    return loadReports;
+  }
+
+  /**
    * Warm-up before each measured window: 3 s at time scale 1, scaled, at least 150 ms. Round
    * robin's queue at the slowest backend takes longer than that to reach its steady state (about
    * 10 s at time scale 1), so short windows show it a few percent above its 25%.
@@ -113,13 +130,16 @@ public final class LabOptions {
     return String.join(
         "\n",
         "usage: java -jar fairway-samples.jar lab [options]",
-        "  --scenario light|steady|burst|failure|recovery|all   (default all)",
+        "  --scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|all   (default all)",
         "  --strategies all|NAME,NAME...   NAME is a Strategy.name(): " + String.join(", ", ALL_STRATEGIES),
         "  --duration 30s       measured window per run, after warm-up (units ms, s, m; default 30s)",
         "  --time-scale 1.0     multiplies every service time (0.1 turns 50 ms into 5 ms; default 1.0)",
         "                       with neither --duration nor --time-scale: quick profile, time scale 0.2 and 1.6s",
         "  --workers 8          worker threads per backend (c)",
         "  --users N            users (peak users for burst) instead of each scenario's own",
+        "  --clients K          independent clients (own balancer and OkHttp client each) instead of each",
+        "                       scenario's own (1; fleet 50, slowdown and fastfail 10); users round-robin",
+        "  --load-reports       backends send ORCA load reports (endpoint-load-metrics: TEXT ...)",
         "  --csv FILE           also write the results as CSV",
         "  --report FILE.html   where the HTML report goes (default lab-report.html)",
         "  --max-attempts N     attempts per call across targets (1 = no retry; default 3)");
@@ -138,6 +158,9 @@ public final class LabOptions {
         arg = arg.substring(0, eq);
       } else if (arg.equals("--help") || arg.equals("-h")) {
         throw new UsageException(null);
+      } else if (arg.equals("--load-reports")) {
+        b.loadReports(true);
+        continue;
       } else {
         if (i + 1 >= args.length) {
           throw new UsageException(arg + ": missing value");
@@ -162,6 +185,12 @@ public final class LabOptions {
           break;
         case "--users":
           b.users(parseInt("--users", value));
+          break;
+        case "--clients":
+          b.clients(parseInt("--clients", value));
+          break;
+        case "--load-reports":
+          b.loadReports(parseBoolean("--load-reports", value));
           break;
         case "--csv":
           b.csv(Path.of(value));
@@ -211,6 +240,17 @@ public final class LabOptions {
     }
   }
 
+  private static boolean parseBoolean(String field, String text) {
+    switch (text.trim().toLowerCase(Locale.ROOT)) {
+      case "true":
+        return true;
+      case "false":
+        return false;
+      default:
+        throw new UsageException(field + ": \"" + text + "\" (expected: true or false)");
+    }
+  }
+
   private static int parseInt(String field, String text) {
     try {
       return Integer.parseInt(text.trim());
@@ -236,6 +276,8 @@ public final class LabOptions {
     private Double timeScale;
     private int workers = 8;
     private Integer users;
+    private Integer clients;
+    private boolean loadReports;
     private Path csv;
     private Path report;
     private int maxAttempts = 3;
@@ -307,6 +349,19 @@ public final class LabOptions {
       return this;
     }
 
+    public Builder clients(int k) {
+      if (k < 1 || k > 500) {
+        throw new UsageException("--clients: " + k + " (expected: 1..500)");
+      }
+      clients = k;
+      return this;
+    }
+
+    public Builder loadReports(boolean on) {
+      loadReports = on;
+      return this;
+    }
+
     public Builder csv(Path file) {
       csv = file;
       return this;
@@ -334,6 +389,7 @@ public final class LabOptions {
   public String toString() {
     return "scenarios " + Arrays.toString(scenarios.stream().map(Scenario::id).toArray()) + ", " + strategies.size()
         + " strategies, time scale " + timeScale + ", " + duration.toMillis() / 1000.0 + " s measured per run, "
-        + workers + " workers per backend, max attempts " + maxAttempts;
+        + workers + " workers per backend, max attempts " + maxAttempts
+        + (clients != null ? ", " + clients + " clients" : "") + (loadReports ? ", load reports on" : "");
   }
 }

@@ -36,8 +36,10 @@ public final class Limit {
   }
 
   /**
-   * The limit averaged over a measured window whose users and live backends change with time (burst,
-   * failure, recovery): the time average of {@link #rps} at each instant.
+   * The limit averaged over a measured window whose users and backends change with time (burst,
+   * failure, recovery, slowdown, fastfail): the time average of {@link #rps} at each instant, where
+   * a dead or fast-failing backend contributes no workers and a slowed one contributes at its new
+   * service time.
    */
   static double averagedRps(Scenario scenario, int users, int workersEach, double[] serviceSeconds) {
     int steps = 12_000;
@@ -50,19 +52,21 @@ public final class Limit {
   }
 
   static double instant(Scenario scenario, double fraction, int users, int workersEach, double[] serviceSeconds) {
-    boolean oneUp = scenario.backendOneUp(fraction);
-    int live = oneUp ? serviceSeconds.length : serviceSeconds.length - 1;
-    int[] c = new int[live];
-    double[] s = new double[live];
-    int k = 0;
-    for (int i = 0; i < serviceSeconds.length; i++) {
-      if (i == 0 && !oneUp) {
+    int n = serviceSeconds.length;
+    int[] c = new int[n];
+    double[] s = new double[n];
+    int live = 0;
+    for (int i = 0; i < n; i++) {
+      boolean dead = i == 0 && !scenario.backendOneUp(fraction);
+      boolean failing = i == Scenario.FAILING_BACKEND && scenario.fastFailingAt(fraction);
+      if (dead || failing) {
         continue;
       }
-      c[k] = workersEach;
-      s[k] = serviceSeconds[i];
-      k++;
+      boolean slow = i == Scenario.SLOW_BACKEND && scenario.slowAt(fraction);
+      c[live] = workersEach;
+      s[live] = slow ? serviceSeconds[i] * Scenario.SLOWDOWN_FACTOR : serviceSeconds[i];
+      live++;
     }
-    return rps(scenario.usersAt(fraction, users), c, s);
+    return rps(scenario.usersAt(fraction, users), Arrays.copyOf(c, live), Arrays.copyOf(s, live));
   }
 }

@@ -11,7 +11,7 @@ import java.util.Locale;
 /** The lab's text outputs: one table per scenario for people, and the CSV for tools. */
 final class ResultTables {
   static final String CSV_HEADER =
-      "scenario,strategy,users,throughput_rps,limit_rps,share_of_limit,mean_ms,p50_ms,p95_ms,p99_ms,errors,retries,per_backend";
+      "scenario,strategy,users,throughput_rps,limit_rps,share_of_limit,mean_ms,p50_ms,p95_ms,p99_ms,errors,retries,per_backend,clients";
 
   private ResultTables() {}
 
@@ -19,8 +19,9 @@ final class ResultTables {
   static String table(Scenario scenario, List<RunResult> rows, LabOptions options) {
     StringBuilder out = new StringBuilder();
     RunResult first = rows.get(0);
-    out.append(String.format(Locale.ROOT, "%s: %s (N=%d), limit %.1f rps, time scale %s, %.1f s measured%n",
-        scenario.id(), scenario.shape(), first.users, first.limitRps, trim(options.timeScale()), first.measuredSeconds));
+    out.append(String.format(Locale.ROOT, "%s: %s (N=%d%s), limit %.1f rps, time scale %s, %.1f s measured%s%n",
+        scenario.id(), scenario.shape(), first.users, first.clients == 1 ? "" : ", K=" + first.clients, first.limitRps,
+        trim(options.timeScale()), first.measuredSeconds, options.loadReports() ? ", load reports on" : ""));
     String head = String.format(Locale.ROOT, "  %-21s %9s %7s %8s %8s %8s %8s %7s %7s  %s",
         "strategy", "rps", "%limit", "mean ms", "p50 ms", "p95 ms", "p99 ms", "errors", "retries",
         "per backend (share)");
@@ -35,10 +36,22 @@ final class ResultTables {
         out.append(String.format(Locale.ROOT, "  %-21s errors: %s%n", r.strategy, r.errorSummary));
       }
     }
+    if (scenario == Scenario.SLOWDOWN) {
+      for (RunResult r : rows) {
+        out.append(String.format(Locale.ROOT, "  %-21s backend-1 %dx slower from %.2f s%n", r.strategy,
+            Scenario.SLOWDOWN_FACTOR, r.faultAtSeconds));
+      }
+    }
+    if (scenario == Scenario.FASTFAIL) {
+      for (RunResult r : rows) {
+        out.append(String.format(Locale.ROOT, "  %-21s backend-2 answers 503 from %.2f s; %s%n", r.strategy,
+            r.faultAtSeconds, failing(r, options)));
+      }
+    }
     if (scenario.killsBackend()) {
       for (RunResult r : rows) {
         out.append(String.format(Locale.ROOT, "  %-21s backend-1 killed at %.2f s with %d calls in flight to it",
-            r.strategy, r.killAtSeconds, r.inFlightAtKill));
+            r.strategy, r.faultAtSeconds, r.inFlightAtKill));
         if (scenario == Scenario.RECOVERY) {
           out.append(String.format(Locale.ROOT, "; back at %.2f s; carried %.0f%% of its %.1f%% share again %s",
               r.restartAtSeconds, 100 * ScenarioRun.RECOVERED_FRACTION, 100 * r.baselineShare, recovery(r, options)));
@@ -47,6 +60,16 @@ final class ResultTables {
       }
     }
     return out.toString();
+  }
+
+  /** Fastfail: "0.42% of the requests from 0.20 s after it on (1 s at time scale 1) reached it (target: < 1%)". */
+  static String failing(RunResult r, LabOptions options) {
+    double grace = options.scaled(ScenarioRun.FASTFAIL_GRACE).toNanos() / 1e9;
+    if (Double.isNaN(r.failingShare)) {
+      return String.format(Locale.ROOT, "the window ended within %.2f s of it (1 s at time scale 1)", grace);
+    }
+    return String.format(Locale.ROOT, "%.2f%% of the requests from %.2f s after it on (1 s at time scale 1) reached it"
+        + " (target: < 1%%)", 100 * r.failingShare, grace);
   }
 
   static String recovery(RunResult r, LabOptions options) {
@@ -82,9 +105,9 @@ final class ResultTables {
   }
 
   static String csvRow(RunResult r) {
-    return String.format(Locale.ROOT, "%s,%s,%d,%.1f,%.1f,%.3f,%.1f,%.1f,%.1f,%.1f,%d,%d,%s",
+    return String.format(Locale.ROOT, "%s,%s,%d,%.1f,%.1f,%.3f,%.1f,%.1f,%.1f,%.1f,%d,%d,%s,%d",
         r.scenario.id(), r.strategy, r.users, r.throughputRps(), r.limitRps, r.shareOfLimit(), r.meanMs, r.p50Ms,
-        r.p95Ms, r.p99Ms, r.errors, r.retries, perBackend(r));
+        r.p95Ms, r.p99Ms, r.errors, r.retries, perBackend(r), r.clients);
   }
 
   static void writeCsv(Path file, List<RunResult> results) throws IOException {

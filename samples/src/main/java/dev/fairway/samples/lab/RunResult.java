@@ -8,6 +8,8 @@ public final class RunResult {
   final Scenario scenario;
   final String strategy;
   final int users;
+  /** K: independent clients (balancer + OkHttp client each) the users were spread over. */
+  final int clients;
   final double measuredSeconds;
   final long completed; // successful calls started in the window
   final double limitRps;
@@ -26,8 +28,11 @@ public final class RunResult {
   final long[] seriesErrors;
   /** Seconds from window start until the users stopped (the series' useful length). */
   final double observedSeconds;
-  /** Seconds from window start to the kill of backend-1, or NaN. */
-  final double killAtSeconds;
+  /**
+   * Seconds from window start to the fault: the kill of backend-1 (failure, recovery), its slowdown
+   * (slowdown) or backend-2's first fast 503s (fastfail); NaN where there is none.
+   */
+  final double faultAtSeconds;
   /** Seconds from window start to the restart of backend-1, or NaN. */
   final double restartAtSeconds;
   /** Calls in flight to backend-1 (as the balancer saw them) when it was killed, or -1. */
@@ -36,16 +41,23 @@ public final class RunResult {
   final double recoverySeconds;
   /** Backend-1's share of calls before the kill (recovery's yardstick), or NaN. */
   final double baselineShare;
+  /**
+   * Fastfail: the share of the requests reaching any backend, from one second (time scale 1) after
+   * the fault to the window's end, that reached the failing backend-2; NaN in other scenarios.
+   */
+  final double failingShare;
   /** The most frequent caller-visible errors ("2 x SocketException: ..."), or "". */
   final String errorSummary;
 
-  RunResult(Scenario scenario, String strategy, int users, double measuredSeconds, long completed, double limitRps,
-      double meanMs, double p50Ms, double p95Ms, double p99Ms, long errors, long retries, long[] perBackend,
-      double bucketSeconds, long[][] seriesPerBackend, long[] seriesErrors, double observedSeconds, double killAtSeconds,
-      double restartAtSeconds, int inFlightAtKill, double recoverySeconds, double baselineShare, String errorSummary) {
+  RunResult(Scenario scenario, String strategy, int users, int clients, double measuredSeconds, long completed,
+      double limitRps, double meanMs, double p50Ms, double p95Ms, double p99Ms, long errors, long retries,
+      long[] perBackend, double bucketSeconds, long[][] seriesPerBackend, long[] seriesErrors, double observedSeconds,
+      double faultAtSeconds, double restartAtSeconds, int inFlightAtKill, double recoverySeconds, double baselineShare,
+      double failingShare, String errorSummary) {
     this.scenario = scenario;
     this.strategy = strategy;
     this.users = users;
+    this.clients = clients;
     this.measuredSeconds = measuredSeconds;
     this.completed = completed;
     this.limitRps = limitRps;
@@ -60,11 +72,12 @@ public final class RunResult {
     this.seriesPerBackend = seriesPerBackend;
     this.seriesErrors = seriesErrors;
     this.observedSeconds = observedSeconds;
-    this.killAtSeconds = killAtSeconds;
+    this.faultAtSeconds = faultAtSeconds;
     this.restartAtSeconds = restartAtSeconds;
     this.inFlightAtKill = inFlightAtKill;
     this.recoverySeconds = recoverySeconds;
     this.baselineShare = baselineShare;
+    this.failingShare = failingShare;
     this.errorSummary = errorSummary;
   }
 
@@ -110,6 +123,15 @@ public final class RunResult {
 
   public double recoverySeconds() {
     return recoverySeconds;
+  }
+
+  public int clients() {
+    return clients;
+  }
+
+  /** See {@link #failingShare}: fastfail's share of requests that still reached backend-2 after the grace. */
+  public double failingShare() {
+    return failingShare;
   }
 
   double backendShare(int backend) {

@@ -4,28 +4,54 @@ import java.util.Locale;
 
 /**
  * The lab's load shapes, after the reference article's three scenarios plus the two that show the
- * limit at low load ({@link #LIGHT}) and a backend coming back ({@link #RECOVERY}).
+ * limit at low load ({@link #LIGHT}) and a backend coming back ({@link #RECOVERY}), and three that
+ * model a fleet of callers, each with its own balancer ({@link #FLEET}, {@link #SLOWDOWN},
+ * {@link #FASTFAIL}).
  */
 public enum Scenario {
   /** 20 closed-loop users: fewer than the 32 workers, so the limit is the 20 fastest workers. */
-  LIGHT(20, "20 users"),
+  LIGHT(20, 1, "20 users"),
   /** 100 users: every worker can be busy; the article's steady load. */
-  STEADY(100, "100 users"),
+  STEADY(100, 1, "100 users"),
   /** 10 users ramping to 250 and back to 10 (30% up, 40% hold, 30% down). */
-  BURST(250, "10 -> 250 -> 10 users"),
+  BURST(250, 1, "10 -> 250 -> 10 users"),
   /** 100 users; backend-1 is killed at one third of the measured window and stays dead. */
-  FAILURE(100, "100 users, backend-1 killed at 1/3"),
+  FAILURE(100, 1, "100 users, backend-1 killed at 1/3"),
   /** As {@link #FAILURE}, and backend-1 comes back on the same port at two thirds. */
-  RECOVERY(100, "100 users, backend-1 killed at 1/3, back at 2/3");
+  RECOVERY(100, 1, "100 users, backend-1 killed at 1/3, back at 2/3"),
+  /**
+   * 100 users over 50 independent clients (two users each): every balancer sees only its own one or
+   * two calls in flight, as each instance of a real service does.
+   */
+  FLEET(100, 50, "100 users over 50 clients"),
+  /**
+   * 100 users over 10 clients; from one third of the window on, backend-1 takes {@value
+   * #SLOWDOWN_FACTOR}x its service time and stays slow: a gray failure that no health check sees.
+   */
+  SLOWDOWN(100, 10, "100 users over 10 clients, backend-1 10x slower from 1/3"),
+  /**
+   * 100 users over 10 clients; from one third of the window on, backend-2 answers every request
+   * with 503 at once: the "black hole" that attracts strategies that prefer the least loaded target.
+   */
+  FASTFAIL(100, 10, "100 users over 10 clients, backend-2 answers 503 at once from 1/3");
+
+  /** How much slower backend-1 gets in {@link #SLOWDOWN}. */
+  static final int SLOWDOWN_FACTOR = 10;
+  /** The backend (0-based) that slows down in {@link #SLOWDOWN}. */
+  static final int SLOW_BACKEND = 0;
+  /** The backend (0-based) that answers 503 in {@link #FASTFAIL}. */
+  static final int FAILING_BACKEND = 1;
 
   /** Burst starts and ends here; it is also the warm-up load of burst. */
   static final int BURST_BASE_USERS = 10;
 
   private final int defaultUsers;
+  private final int defaultClients;
   private final String shape;
 
-  Scenario(int defaultUsers, String shape) {
+  Scenario(int defaultUsers, int defaultClients, String shape) {
     this.defaultUsers = defaultUsers;
+    this.defaultClients = defaultClients;
     this.shape = shape;
   }
 
@@ -39,12 +65,32 @@ public enum Scenario {
     return defaultUsers;
   }
 
+  /** K: independent clients (each its own balancer and OkHttp client) the users are spread over. */
+  public int defaultClients() {
+    return defaultClients;
+  }
+
   String shape() {
     return shape;
   }
 
   boolean killsBackend() {
     return this == FAILURE || this == RECOVERY;
+  }
+
+  /** Whether something happens to a backend during the window (kill, slowdown, fast failure). */
+  boolean hasFault() {
+    return killsBackend() || this == SLOWDOWN || this == FASTFAIL;
+  }
+
+  /** Whether backend-1 is slowed down ({@link #SLOWDOWN}) at {@code fraction} of the window. */
+  boolean slowAt(double fraction) {
+    return this == SLOWDOWN && fraction >= 1.0 / 3;
+  }
+
+  /** Whether backend-2 answers 503 at once ({@link #FASTFAIL}) at {@code fraction} of the window. */
+  boolean fastFailingAt(double fraction) {
+    return this == FASTFAIL && fraction >= 1.0 / 3;
   }
 
   /** Users active at {@code fraction} (0..1) of the measured window, with {@code users} as N or peak. */
@@ -89,6 +135,6 @@ public enum Scenario {
         return s;
       }
     }
-    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery or all)");
+    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail or all)");
   }
 }

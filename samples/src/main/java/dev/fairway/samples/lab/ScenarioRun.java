@@ -36,9 +36,13 @@ import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
 /**
- * One scenario x strategy: four fresh backends, a fresh balancer and OkHttp client, the users, a
- * warm-up, the measured window (with the kill and restart of backend-1 where the scenario has them),
- * and for {@code recovery} a bounded tail that watches backend-1 win back its share.
+ * One scenario x strategy: four fresh backends, K fresh clients (each its own balancer and OkHttp
+ * client with its own connection pool; K = 1 but for the fleet scenarios), the users spread over
+ * them round-robin, a warm-up, the measured window (with the kill and restart of backend-1, the
+ * slowdown of backend-1 or the fast failure of backend-2 where the scenario has them), and for
+ * {@code recovery} a bounded tail that watches backend-1 win back its share. Everything it starts
+ * (server and client threads, pools, balancers and their health checkers) is closed before
+ * {@link #run} returns.
  */
 final class ScenarioRun {
   /** The logical host the users call: {@code http://backend/work}. */
@@ -60,6 +64,22 @@ final class ScenarioRun {
    */
   private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
   private static final long MAX_CALLS_PER_USER = 50_000_000L;
+  /**
+   * Every client of a run is derived from this one with {@code newBuilder()}: a client built from
+   * scratch loads the platform's trust store for its TLS defaults (tens of milliseconds, fifty times
+   * in a fleet), a derived one shares them. It is never called itself; each derived client gets its
+   * own dispatcher and connection pool, so it holds no threads or connections.
+   */
+  private static final OkHttpClient BASE_CLIENT = new OkHttpClient();
+  /** A balancer's close waits up to 2 s for each of its two health pools; this bounds all of them together. */
+  private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
+  /**
+   * Active probes go out every second (time scale 1), but not more often than this: at a tiny time
+   * scale a fleet's probes (50 balancers x 4 backends) would cost the machine more than its calls.
+   */
+  private static final Duration MIN_PROBE_INTERVAL = Duration.ofMillis(100);
+  /** Fastfail's grace: calls reaching the failing backend are counted from this long (time scale 1) after the fault. */
+  static final Duration FASTFAIL_GRACE = Duration.ofSeconds(1);
 
   /** Called every few milliseconds while a run goes on (the progress line). */
   interface Ticker {
@@ -92,24 +112,38 @@ final class ScenarioRun {
             ? Math.max(windowNanos / 2, windowNanos * 2 / 3 + options.scaled(RECOVERY_WATCH).toNanos() - windowNanos)
             : 0;
     int buckets = (int) ((windowNanos + tailNanos) / bucketNanos) + 1;
+    int clientCount = options.clients(scenario);
 
     List<AutoCloseable> resources = new ArrayList<>();
     try {
       Backend[] backends = new Backend[serviceSeconds.length];
       for (int i = 0; i < backends.length; i++) {
-        backends[i] = new Backend(i + 1, (long) (serviceSeconds[i] * 1e9), options.workers()).start();
+        backends[i] =
+            new Backend(i + 1, (long) (serviceSeconds[i] * 1e9), options.workers(), options.loadReports()).start();
         resources.add(backends[i]);
       }
+      // One prober for all balancers: it stands for the health checks, not for a caller. Its pool
+      // keeps a connection for every probe that can be out at once (each balancer probes the four
+      // backends together): with OkHttp's default of 5 idle connections a fleet's probes would open
+      // new connections all the time and overflow the admin port's accept queue.
       OkHttpClient probeClient =
-          new OkHttpClient.Builder().callTimeout(PROBE_TIMEOUT).build();
+          BASE_CLIENT.newBuilder()
+              .callTimeout(PROBE_TIMEOUT)
+              .connectionPool(new ConnectionPool(backends.length * clientCount + 8, 1, TimeUnit.MINUTES))
+              .build();
       resources.add(() -> shutdown(probeClient));
-      SimpleMeterRegistry registry = new SimpleMeterRegistry();
-      LoadBalancer balancer = newBalancer(backends, registry, probeClient);
-      resources.add(balancer);
-      OkHttpClient client = newClient(users, balancer);
-      resources.add(() -> shutdown(client));
+      SimpleMeterRegistry[] registries = new SimpleMeterRegistry[clientCount];
+      LoadBalancer[] balancers = new LoadBalancer[clientCount];
+      OkHttpClient[] clients = new OkHttpClient[clientCount];
+      int usersPerClient = (users + clientCount - 1) / clientCount;
+      resources.add(() -> closeAll(balancers, clients));
+      for (int k = 0; k < clientCount; k++) {
+        registries[k] = new SimpleMeterRegistry();
+        balancers[k] = newBalancer(backends, registries[k], probeClient);
+        clients[k] = newClient(usersPerClient, balancers[k]);
+      }
 
-      Users pool = new Users(users, client, bucketNanos, buckets, windowNanos);
+      Users pool = new Users(users, clients, bucketNanos, buckets, windowNanos);
       resources.add(pool::stop);
       pool.setActive(scenario.warmUpUsers(users));
       pool.start();
@@ -118,37 +152,57 @@ final class ScenarioRun {
       long start = System.nanoTime();
       long end = start + windowNanos;
       pool.openWindow(start, end);
-      long retriesAtStart = retries(registry);
-      boolean killed = false;
+      long retriesAtStart = retries(registries);
+      boolean faulted = false;
       boolean restarted = false;
-      double killAt = Double.NaN;
+      double faultAt = Double.NaN;
       double restartAt = Double.NaN;
       int inFlightAtKill = -1;
+      long graceEnd = Long.MAX_VALUE;
+      long[] receivedAfterGrace = null;
       for (long now = start; now < end; now = System.nanoTime()) {
         double f = (double) (now - start) / windowNanos;
         pool.setActive(scenario.usersAt(f, users));
-        if (scenario.killsBackend() && !killed && !scenario.backendOneUp(f)) {
-          int before = inFlight(balancer, backends[0]);
-          killAt = (System.nanoTime() - start) / 1e9; // kill() closes the listener first thing
+        if (scenario.killsBackend() && !faulted && !scenario.backendOneUp(f)) {
+          int before = inFlight(balancers, backends[0]);
+          faultAt = (System.nanoTime() - start) / 1e9; // kill() closes the listener first thing
           backends[0].kill();
           // Calls picked while the server was stopping (a few ms) die with it too.
-          inFlightAtKill = Math.max(before, inFlight(balancer, backends[0]));
-          killed = true;
-        } else if (killed && !restarted && scenario.backendOneUp(f)) {
+          inFlightAtKill = Math.max(before, inFlight(balancers, backends[0]));
+          faulted = true;
+        } else if (scenario.killsBackend() && faulted && !restarted && scenario.backendOneUp(f)) {
           backends[0].restart();
           restarted = true;
           restartAt = (System.nanoTime() - start) / 1e9;
+        } else if (!faulted && scenario.slowAt(f)) {
+          backends[Scenario.SLOW_BACKEND].slowDown(Scenario.SLOWDOWN_FACTOR);
+          faultAt = (System.nanoTime() - start) / 1e9;
+          faulted = true;
+        } else if (!faulted && scenario.fastFailingAt(f)) {
+          backends[Scenario.FAILING_BACKEND].failFast();
+          faultAt = (System.nanoTime() - start) / 1e9;
+          graceEnd = System.nanoTime() + options.scaled(FASTFAIL_GRACE).toNanos();
+          faulted = true;
+        }
+        if (receivedAfterGrace == null && System.nanoTime() >= graceEnd) {
+          receivedAfterGrace = received(backends);
         }
         ticker.tick();
         LockSupport.parkNanos(Math.min(2_000_000L, Math.max(0, end - System.nanoTime())));
       }
-      long retries = retries(registry) - retriesAtStart;
+      // Fastfail: of the requests that reached any backend from the end of the grace to the end of
+      // the window, the share that reached the failing one (NaN if the window ended first).
+      double failingShare =
+          receivedAfterGrace == null
+              ? Double.NaN
+              : failingShare(receivedAfterGrace, received(backends), Scenario.FAILING_BACKEND);
+      long retries = retries(registries) - retriesAtStart;
 
       double bucketSeconds = bucketNanos / 1e9;
       double baseline = Double.NaN;
       double recovery = Double.NaN;
       if (scenario.killsBackend()) {
-        baseline = baselineShare(pool.seriesPerBackend(), bucketSeconds, killAt);
+        baseline = baselineShare(pool.seriesPerBackend(), bucketSeconds, faultAt);
       }
       if (scenario == Scenario.RECOVERY) {
         // The tail: keep the load on (outside the measured window) until backend-1 is back or half a
@@ -180,13 +234,14 @@ final class ScenarioRun {
         completed += perBackend[i];
       }
       double limit = Limit.averagedRps(scenario, users, options.workers(), serviceSeconds);
-      return new RunResult(scenario, strategy, users, windowNanos / 1e9, completed, limit,
+      return new RunResult(scenario, strategy, users, clientCount, windowNanos / 1e9, completed, limit,
           h.getTotalCount() == 0 ? 0 : h.getMean() / 1000.0,
           h.getValueAtPercentile(50) / 1000.0,
           h.getValueAtPercentile(95) / 1000.0,
           h.getValueAtPercentile(99) / 1000.0,
           pool.errors.sum(), retries, perBackend, bucketSeconds, pool.seriesPerBackend(), pool.seriesErrors(),
-          observedSeconds, killAt, restartAt, inFlightAtKill, recovery, baseline, errorSummary(pool.errorKinds));
+          observedSeconds, faultAt, restartAt, inFlightAtKill, recovery, baseline, failingShare,
+          errorSummary(pool.errorKinds));
     } finally {
       for (int i = resources.size() - 1; i >= 0; i--) {
         try {
@@ -222,7 +277,7 @@ final class ScenarioRun {
         .strategy(s)
         .passiveHealth(passiveHealth())
         .activeHealth(
-            ActiveHealth.of(probe, options.scaled(Duration.ofSeconds(1)))
+            ActiveHealth.of(probe, max(options.scaled(Duration.ofSeconds(1)), MIN_PROBE_INTERVAL))
                 .withTimeout(PROBE_TIMEOUT))
         .slowStart(options.scaled(Duration.ofSeconds(5)))
         .meterRegistry(registry)
@@ -252,7 +307,7 @@ final class ScenarioRun {
     if (usesKeys(strategy)) {
       interceptor.affinityKey(AffinityKey.header(USER_HEADER));
     }
-    return new OkHttpClient.Builder()
+    return BASE_CLIENT.newBuilder()
         .dispatcher(dispatcher)
         .connectionPool(new ConnectionPool(users + 64, 1, TimeUnit.MINUTES))
         .addInterceptor(interceptor.build())
@@ -262,18 +317,68 @@ final class ScenarioRun {
         .build();
   }
 
+  /**
+   * Shuts every client and closes every balancer, all at once: a balancer's close waits for the
+   * health probes it has out (up to their timeout), and fifty of those one after the other would
+   * take longer than the run.
+   */
+  private static void closeAll(LoadBalancer[] balancers, OkHttpClient[] clients) throws InterruptedException {
+    Thread[] closers = new Thread[balancers.length];
+    for (int k = 0; k < balancers.length; k++) {
+      LoadBalancer balancer = balancers[k];
+      OkHttpClient client = clients[k];
+      closers[k] = new Thread(() -> {
+        if (client != null) {
+          shutdown(client);
+        }
+        if (balancer != null) {
+          balancer.close();
+        }
+      }, "lab-close-" + k);
+      closers[k].start();
+    }
+    long deadline = System.nanoTime() + CLOSE_TIMEOUT.toNanos();
+    for (Thread closer : closers) {
+      closer.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+    }
+  }
+
   private static void shutdown(OkHttpClient client) {
     client.dispatcher().cancelAll();
     client.dispatcher().executorService().shutdownNow();
     client.connectionPool().evictAll();
   }
 
-  private static long retries(MeterRegistry registry) {
+  /** The interceptors' retries, over every client's registry. */
+  private static long retries(MeterRegistry[] registries) {
     double sum = 0;
-    for (Counter c : registry.find("fairway.retries").counters()) {
-      sum += c.count();
+    for (MeterRegistry registry : registries) {
+      for (Counter c : registry.find("fairway.retries").counters()) {
+        sum += c.count();
+      }
     }
     return Math.round(sum);
+  }
+
+  private static Duration max(Duration a, Duration b) {
+    return a.compareTo(b) >= 0 ? a : b;
+  }
+
+  private static long[] received(Backend[] backends) {
+    long[] out = new long[backends.length];
+    for (int i = 0; i < backends.length; i++) {
+      out[i] = backends[i].received();
+    }
+    return out;
+  }
+
+  /** Backend {@code failing}'s share of the requests that reached any backend between two counts; NaN if none did. */
+  static double failingShare(long[] before, long[] after, int failing) {
+    long all = 0;
+    for (int i = 0; i < before.length; i++) {
+      all += after[i] - before[i];
+    }
+    return all == 0 ? Double.NaN : (double) (after[failing] - before[failing]) / all;
   }
 
   /** "3 x SocketException: Connection reset; 1 x ..." , most frequent first. */
@@ -286,13 +391,17 @@ final class ScenarioRun {
     return sb.toString();
   }
 
-  private static int inFlight(LoadBalancer balancer, Backend backend) {
-    for (TargetStatus s : balancer.status()) {
-      if (s.target().port() == backend.port()) {
-        return s.inFlight();
+  /** Calls in flight to {@code backend} as all balancers see them together. */
+  private static int inFlight(LoadBalancer[] balancers, Backend backend) {
+    int sum = 0;
+    for (LoadBalancer balancer : balancers) {
+      for (TargetStatus s : balancer.status()) {
+        if (s.target().port() == backend.port()) {
+          sum += s.inFlight();
+        }
       }
     }
-    return -1;
+    return sum;
   }
 
   private static void sleepUntil(long deadline, Ticker ticker) {
@@ -344,13 +453,14 @@ final class ScenarioRun {
   }
 
   /**
-   * N closed-loop users, each a thread that sends GETs back to back (no think time). Only the first
-   * {@link #setActive} of them send; the others wait on a monitor, so burst changes N without
-   * starting threads. Every loop is bounded by a call count and by {@link #stop}.
+   * N closed-loop users, each a thread that sends GETs back to back (no think time) through client
+   * {@code user % K}. Only the first {@link #setActive} of them send; the others wait on a monitor,
+   * so burst changes N without starting threads. Every loop is bounded by a call count and by
+   * {@link #stop}.
    */
   static final class Users {
     private final Thread[] threads;
-    private final OkHttpClient client;
+    private final OkHttpClient[] clients;
     private final Object gate = new Object();
     private final long bucketNanos;
     private final int buckets;
@@ -366,8 +476,8 @@ final class ScenarioRun {
     /** [bucket * 5 + backend] successes, [bucket * 5 + 4] errors, by completion time. */
     private final AtomicLongArray series;
 
-    Users(int count, OkHttpClient client, long bucketNanos, int buckets, long windowNanos) {
-      this.client = client;
+    Users(int count, OkHttpClient[] clients, long bucketNanos, int buckets, long windowNanos) {
+      this.clients = clients;
       this.bucketNanos = bucketNanos;
       this.buckets = buckets;
       this.series = new AtomicLongArray(buckets * 5);
@@ -421,6 +531,7 @@ final class ScenarioRun {
     }
 
     private void loop(int user) {
+      OkHttpClient client = clients[user % clients.length];
       Request request =
           new Request.Builder().url("http://" + SERVICE + "/work").header(USER_HEADER, "user-" + user).build();
       for (long calls = 0; running && calls < MAX_CALLS_PER_USER; ) {

@@ -18,6 +18,31 @@ class LabOptionsTest {
     assertThat(o.duration()).isEqualTo(LabOptions.QUICK_DURATION);
     assertThat(o.report).isEqualTo(Path.of("lab-report.html"));
     assertThat(o.maxAttempts()).isEqualTo(3);
+    assertThat(o.loadReports()).isFalse();
+    assertThat(o.clients(Scenario.STEADY)).isEqualTo(1);
+    assertThat(o.clients(Scenario.FLEET)).isEqualTo(50);
+    assertThat(o.clients(Scenario.SLOWDOWN)).isEqualTo(10);
+    assertThat(o.clients(Scenario.FASTFAIL)).isEqualTo(10);
+  }
+
+  @Test
+  void defaultRun_isPlannedUnderFourMinutes() {
+    // 9 strategies x (four scenarios at 0.6 s warm-up + 1.6 s + 0.7 s, recovery with its 0.4 s tail,
+    // fleet with 49 more clients, slowdown and fastfail with 9 more, at 0.03 s a client).
+    double perRun = 0.6 + 1.6 + 0.7;
+    double expected = 9 * (4 * perRun + (perRun + 0.4) + (perRun + 49 * 0.03) + 2 * (perRun + 9 * 0.03));
+    assertThat(Lab.plannedSeconds(LabOptions.parse())).isCloseTo(expected, within(1e-6)).isCloseTo(230.5, within(0.1));
+  }
+
+  @Test
+  void clients_replaceEachScenariosKButNeverExceedN() {
+    LabOptions o = LabOptions.parse("--clients", "25", "--load-reports");
+    assertThat(o.clients(Scenario.STEADY)).isEqualTo(25);
+    assertThat(o.clients(Scenario.FLEET)).isEqualTo(25);
+    assertThat(o.clients(Scenario.LIGHT)).isEqualTo(20); // 20 users: a 21st client would send nothing
+    assertThat(o.loadReports()).isTrue();
+    assertThat(LabOptions.parse("--load-reports=false").loadReports()).isFalse();
+    assertThat(LabOptions.parse("--clients", "1", "--scenario", "fleet").clients(Scenario.FLEET)).isEqualTo(1);
   }
 
   @Test
@@ -52,6 +77,9 @@ class LabOptionsTest {
     assertThatThrownBy(() -> LabOptions.parse("--max-attempts", "0")).hasMessage("--max-attempts: 0 (expected: 1..10)");
     assertThatThrownBy(() -> LabOptions.parse("--workers")).hasMessage("--workers: missing value");
     assertThatThrownBy(() -> LabOptions.parse("--color", "red")).hasMessage("unknown option: --color");
+    assertThatThrownBy(() -> LabOptions.parse("--clients", "0")).hasMessage("--clients: 0 (expected: 1..500)");
+    assertThatThrownBy(() -> LabOptions.parse("--load-reports=yes"))
+        .hasMessage("--load-reports: \"yes\" (expected: true or false)");
   }
 
   @Test

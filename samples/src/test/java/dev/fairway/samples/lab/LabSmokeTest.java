@@ -25,13 +25,17 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The whole lab at a tiny time scale: every scenario x strategy once (about a minute), then checks
- * on its CSV, its numbers and its report. Nothing here asserts a throughput or a latency.
+ * The whole lab at a tiny time scale: every scenario x strategy once (about a minute and a half),
+ * then checks on its CSV, its numbers and its report. Nothing here asserts a throughput or a latency.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LabSmokeTest {
   private static final double SCALE = 0.05;
-  private static final Duration WINDOW = Duration.ofMillis(900);
+  /**
+   * 0.7 s measured per run (was 0.9 s with five scenarios): the eight scenarios' 72 runs, the
+   * fleet's fifty clients each, then cost about 40 s more than the five did, not a minute more.
+   */
+  private static final Duration WINDOW = Duration.ofMillis(700);
   private static final double[] BASE = {0.050, 0.150, 0.300, 0.500};
 
   private Path dir;
@@ -39,10 +43,12 @@ class LabSmokeTest {
   private List<RunResult> results;
   private List<String[]> csv;
   private String stdout;
+  private Set<Thread> threadsBefore;
 
   @BeforeAll
   void runTheLab(@TempDir Path tmp) throws Exception {
     dir = tmp;
+    threadsBefore = Thread.getAllStackTraces().keySet();
     options = LabOptions.builder()
         .timeScale(SCALE)
         .duration(WINDOW)
@@ -57,7 +63,7 @@ class LabSmokeTest {
     System.out.println(stdout);
     List<String> lines = Files.readAllLines(dir.resolve("lab.csv"));
     assertThat(lines.get(0)).isEqualTo(
-        "scenario,strategy,users,throughput_rps,limit_rps,share_of_limit,mean_ms,p50_ms,p95_ms,p99_ms,errors,retries,per_backend");
+        "scenario,strategy,users,throughput_rps,limit_rps,share_of_limit,mean_ms,p50_ms,p95_ms,p99_ms,errors,retries,per_backend,clients");
     csv = new ArrayList<>();
     for (String line : lines.subList(1, lines.size())) {
       csv.add(line.split(","));
@@ -69,7 +75,7 @@ class LabSmokeTest {
     assertThat(csv).hasSize(Scenario.values().length * LabOptions.ALL_STRATEGIES.size());
     Set<String> seen = new HashSet<>();
     for (String[] row : csv) {
-      assertThat(row).hasSize(13);
+      assertThat(row).hasSize(14);
       assertThat(seen.add(row[0] + "/" + row[1])).as("duplicate row %s/%s", row[0], row[1]).isTrue();
     }
     for (Scenario s : Scenario.values()) {
@@ -87,6 +93,8 @@ class LabSmokeTest {
     }
     double all = 8 / s[0] + 8 / s[1] + 8 / s[2] + 8 / s[3];
     double withoutOne = 8 / s[1] + 8 / s[2] + 8 / s[3];
+    double withoutTwo = 8 / s[0] + 8 / s[2] + 8 / s[3];
+    double oneTenTimesSlower = 8 / (10 * s[0]) + 8 / s[1] + 8 / s[2] + 8 / s[3];
     for (String[] row : csv) {
       double limit = Double.parseDouble(row[4]);
       switch (Scenario.of(row[0])) {
@@ -105,6 +113,15 @@ class LabSmokeTest {
           break;
         case BURST:
           assertThat(limit).isCloseTo(burstLimit(s), within(0.5));
+          break;
+        case FLEET:
+          assertThat(limit).isCloseTo(all, within(0.051));
+          break;
+        case SLOWDOWN:
+          assertThat(limit).isCloseTo(all / 3 + oneTenTimesSlower * 2 / 3, within(0.1));
+          break;
+        case FASTFAIL:
+          assertThat(limit).isCloseTo(all / 3 + withoutTwo * 2 / 3, within(0.1));
           break;
       }
       double share = Double.parseDouble(row[5]);
@@ -147,6 +164,60 @@ class LabSmokeTest {
       assertThat(Double.parseDouble(row[3])).isCloseTo(sum / seconds, within(0.051));
       assertThat(Long.parseLong(row[10])).isEqualTo(r.errors());
     }
+  }
+
+  @Test
+  void clientsColumn_isEachScenariosK() {
+    for (String[] row : csv) {
+      int expected;
+      switch (Scenario.of(row[0])) {
+        case FLEET:
+          expected = 50;
+          break;
+        case SLOWDOWN:
+        case FASTFAIL:
+          expected = 10;
+          break;
+        default:
+          expected = 1;
+      }
+      assertThat(Integer.parseInt(row[13])).as("clients of %s/%s", row[0], row[1]).isEqualTo(expected);
+    }
+  }
+
+  @Test
+  void fastfail_measuresTheShareThatStillReachedBackendTwo() {
+    for (RunResult r : Lab.rowsOf(results, Scenario.FASTFAIL)) {
+      // Counted at the servers from 1 s (time scale 1, here 0.05 s) after the fault to the window's end.
+      assertThat(r.failingShare()).as("share reaching backend-2 with %s", r.strategy()).isBetween(0.0, 1.0);
+      // Backend-2 served before the fault and answers only 503s after it.
+      assertThat(r.perBackend()[1]).as("calls served by backend-2 with %s", r.strategy()).isPositive();
+    }
+    assertThat(stdout).contains("backend-2 answers 503 from ").contains("reached it (target: < 1%)");
+  }
+
+  @Test
+  void run_leavesNoThreadBehind() throws InterruptedException {
+    // 72 runs, 50 clients each in fleet: every client's balancer, health checker and OkHttp client,
+    // every backend's server and workers, and every user are gone once the lab returns. What stays
+    // is shared by everything in the JVM and idles out on its own: OkHttp's TaskRunner, Okio's
+    // watchdog, the common fork-join pool, and the JDK's process reaper (the chromium test).
+    List<String> shared = List.of("OkHttp TaskRunner", "Okio Watchdog", "ForkJoinPool.commonPool", "process reaper");
+    List<String> left = new ArrayList<>();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    do {
+      left.clear();
+      for (Thread t : Thread.getAllStackTraces().keySet()) {
+        if (t.isAlive() && !threadsBefore.contains(t) && shared.stream().noneMatch(t.getName()::startsWith)) {
+          left.add(t.getName());
+        }
+      }
+      if (left.isEmpty()) {
+        break;
+      }
+      Thread.sleep(50);
+    } while (System.nanoTime() < deadline);
+    assertThat(left).as("threads started by the lab and still alive").isEmpty();
   }
 
   @Test

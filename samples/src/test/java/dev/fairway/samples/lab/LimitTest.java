@@ -43,4 +43,33 @@ class LimitTest {
     assertThat(Scenario.BURST.usersAt(1, 250)).isEqualTo(10);
     assertThat(Scenario.BURST.usersAt(0.15, 250)).isEqualTo(130);
   }
+
+  @Test
+  void fleet_isSteadysLimit() {
+    assertThat(Limit.averagedRps(Scenario.FLEET, 100, 8, S)).isCloseTo(256.0, within(1e-9));
+  }
+
+  @Test
+  void slowdown_countsBackendOneAtTenTimesItsServiceTimeForTwoThirds() {
+    // From 1/3 on backend-1 serves at 0.5 s: 8/0.5 + 8/0.15 + 8/0.30 + 8/0.50 = 112 rps.
+    double slowed = 8 / 0.5 + 8 / 0.15 + 8 / 0.30 + 8 / 0.50;
+    assertThat(slowed).isCloseTo(112.0, within(1e-9));
+    assertThat(Limit.averagedRps(Scenario.SLOWDOWN, 100, 8, S)).isCloseTo(256.0 / 3 + slowed * 2 / 3, within(1e-6));
+    assertThat(Limit.averagedRps(Scenario.SLOWDOWN, 100, 8, S)).isCloseTo(160.0, within(1e-6));
+  }
+
+  @Test
+  void slowdown_withFewUsersPrefersTheBackendsThatStayedFast() {
+    // 20 users after the slowdown: backend-2 and -3 (16 workers at 0.15 / 0.30 s) come before
+    // backend-1 at 0.5 s, which ties with backend-4 for the last 4.
+    assertThat(Limit.instant(Scenario.SLOWDOWN, 0.5, 20, 8, S)).isCloseTo(8 / 0.15 + 8 / 0.30 + 4 / 0.5, within(1e-9));
+    assertThat(Limit.instant(Scenario.SLOWDOWN, 0.2, 20, 8, S)).isCloseTo(Limit.rps(20, C, S), within(1e-9));
+  }
+
+  @Test
+  void fastfail_dropsBackendTwoForTwoThirds() {
+    double withoutTwo = 8 / 0.05 + 8 / 0.30 + 8 / 0.50;
+    assertThat(Limit.averagedRps(Scenario.FASTFAIL, 100, 8, S)).isCloseTo(256.0 / 3 + withoutTwo * 2 / 3, within(1e-6));
+    assertThat(Limit.averagedRps(Scenario.FASTFAIL, 100, 8, S)).isCloseTo(220.444, within(0.001));
+  }
 }
