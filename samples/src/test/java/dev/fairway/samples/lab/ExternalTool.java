@@ -5,7 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Properties;
-import org.junit.jupiter.api.Assumptions;
+import org.opentest4j.TestAbortedException;
 
 /**
  * A program a test needs that Maven cannot fetch (Chromium for the lab report). On a developer's
@@ -23,7 +23,13 @@ final class ExternalTool {
 
   /** The executable {@code command}, found as described above, or a skip / failure. */
   static Path require(String command, String debianPackage) {
-    return require(command, debianPackage, System.getenv(), System.getProperties());
+    try {
+      return require(command, debianPackage, System.getenv(), System.getProperties());
+    } catch (TestAbortedException e) {
+      // Surefire's summary shows only the count of skipped tests; say which and why where a developer looks.
+      System.err.println("[" + command + "] " + e.getMessage());
+      throw e;
+    }
   }
 
   static Path require(String command, String debianPackage, Map<String, String> env, Properties props) {
@@ -39,11 +45,7 @@ final class ExternalTool {
     if (Boolean.parseBoolean(env.get("CI"))) {
       throw new AssertionError(where + "; CI=true needs it (" + install + ", as .ci/run does)");
     }
-    String message = where + "; skipped: install Debian's package with `" + install + "` to run this test";
-    // Surefire's summary shows only the count of skipped tests; say which and why where a developer looks.
-    System.err.println("[" + command + "] " + message);
-    Assumptions.abort(message);
-    throw new AssertionError("unreachable: Assumptions.abort returned");
+    throw new TestAbortedException(where + "; skipped: install Debian's package with `" + install + "` to run this test");
   }
 
   private static Path onPath(String command, String path) {
