@@ -30,7 +30,7 @@ final class TrackedResponseBody extends ResponseBody {
   TrackedResponseBody(ResponseBody delegate, Attempt attempt) {
     this.delegate = delegate;
     this.attempt = attempt;
-    this.leakCheck = LEAKS.register(this, attempt::leaked);
+    this.leakCheck = LEAKS.register(this, attempt); // runs attempt.leaked()
     this.source = Okio.buffer(new ForwardingSource(delegate.source()) {
       @Override
       public long read(Buffer sink, long byteCount) throws IOException {
@@ -75,6 +75,6 @@ final class TrackedResponseBody extends ResponseBody {
 
   private void complete(IOException readFailure) {
     attempt.complete(readFailure);
-    leakCheck.clean(); // runs attempt.leaked() now, which does nothing after a completion
+    leakCheck.clean(); // unregisters; attempt.leaked() does nothing after a completion
   }
 }

@@ -45,18 +45,15 @@ import org.junit.jupiter.api.TestReporter;
 class InterceptorRegressionTest {
   private static final MediaType TEXT = MediaType.get("text/plain; charset=utf-8");
 
-  private final List<AutoCloseable> closeables = new ArrayList<>();
+  private final Closer closer = new Closer();
 
   @AfterEach
   void closeAll() throws Exception {
-    for (int i = closeables.size() - 1; i >= 0; i--) {
-      closeables.get(i).close();
-    }
+    closer.close();
   }
 
   private <T extends AutoCloseable> T closing(T closeable) {
-    closeables.add(closeable);
-    return closeable;
+    return closer.add(closeable);
   }
 
   private static Request get(String url) {
@@ -153,7 +150,7 @@ class InterceptorRegressionTest {
       public void close() {}
     };
     log.addHandler(handler);
-    closing(() -> log.removeHandler(handler));
+    closing((AutoCloseable) () -> log.removeHandler(handler));
 
     executeAndForget(client, get("http://orders/forgotten/1"));
     executeAndForget(client, get("http://orders/forgotten/2"));

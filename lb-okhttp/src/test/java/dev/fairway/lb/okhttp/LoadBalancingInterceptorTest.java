@@ -36,24 +36,19 @@ import org.junit.jupiter.api.Test;
 class LoadBalancingInterceptorTest {
   private static final MediaType TEXT = MediaType.get("text/plain; charset=utf-8");
 
-  private final List<AutoCloseable> closeables = new ArrayList<>();
+  private final Closer closer = new Closer();
 
   @AfterEach
   void closeAll() throws Exception {
-    for (int i = closeables.size() - 1; i >= 0; i--) {
-      closeables.get(i).close();
-    }
+    closer.close();
   }
 
   private Backends backends(Backends b) {
-    closeables.add(b);
-    return b;
+    return closer.add(b);
   }
 
   private LoadBalancer balancer(LoadBalancer.Builder builder) {
-    LoadBalancer lb = builder.build();
-    closeables.add(lb);
-    return lb;
+    return closer.add(builder.build());
   }
 
   private static Request get(String url) {
@@ -149,7 +144,7 @@ class LoadBalancingInterceptorTest {
     OkHttpClient client = new OkHttpClient.Builder()
         .addNetworkInterceptor(LoadBalancingInterceptor.builder().service("orders", lb).build())
         .build();
-    closeables.add(() -> client.connectionPool().evictAll());
+    closer.add((AutoCloseable) () -> client.connectionPool().evictAll());
 
     assertThatThrownBy(() -> client.newCall(get("http://127.0.0.1:" + b.port(0) + "/")).execute())
         .isInstanceOf(IllegalStateException.class)
