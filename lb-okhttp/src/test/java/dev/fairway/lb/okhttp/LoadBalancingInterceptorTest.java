@@ -437,6 +437,56 @@ class LoadBalancingInterceptorTest {
   }
 
   @Test
+  void backoff_sleepsTheIntervalOfEachRoundOnTheInjectedSleeper() throws Exception {
+    Backends b = backends(Backends.start(2, i -> request -> status(503)));
+    LoadBalancer lb = balancer(LoadBalancer.builder("orders").targets(b.targets()).strategy(Strategy.roundRobin())
+        .passiveHealth(PassiveHealth.disabled()));
+    List<Long> slept = new CopyOnWriteArrayList<>();
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder()
+        .service("orders", lb)
+        .maxAttempts(5)
+        .backoff(round -> 100L * round)
+        .sleeper((millis, call) -> slept.add(millis))
+        .build());
+
+    try (Response response = client.newCall(get("http://orders/x")).execute()) {
+      assertThat(response.code()).isEqualTo(503);
+    }
+
+    assertThat(slept).containsExactly(100L, 200L);
+    assertThat(b.totalRequests()).isEqualTo(5);
+  }
+
+  @Test
+  void attemptOutcome_isReportedBeforeTheNextAttemptIsSent() throws Exception {
+    Backends b = backends(Backends.start(2, i -> request -> i == 0 ? status(503) : Backends.ok("s1")));
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    LoadBalancer lb = balancer(LoadBalancer.builder("orders").targets(b.targets()).strategy(Strategy.roundRobin())
+        .passiveHealth(PassiveHealth.disabled()).meterRegistry(registry));
+    String failed = b.target(0).id();
+    List<String> seenBySecondAttempt = new CopyOnWriteArrayList<>();
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb).build()).newBuilder()
+        .addInterceptor(chain -> {
+          if (chain.request().url().port() == b.port(1)) {
+            io.micrometer.core.instrument.Timer failures =
+                registry.find("fairway.requests").tags("target", failed, "outcome", "failure").timer();
+            seenBySecondAttempt.add("failures of s0: " + (failures == null ? 0 : failures.count())
+                + ", in flight on s0: " + lb.status().get(0).inFlight());
+          }
+          return chain.proceed(chain.request());
+        })
+        .build();
+
+    for (int i = 0; i < 2; i++) {
+      assertThat(call(client, get("http://orders/x"))).isEqualTo("s1");
+    }
+
+    // Round robin: each call went to s0 (503) first, then s1. When the request reached s1, s0's
+    // failure was already recorded and its slot free: passive health heard before the next pick.
+    assertThat(seenBySecondAttempt).containsExactly("failures of s0: 1, in flight on s0: 0", "failures of s0: 2, in flight on s0: 0");
+  }
+
+  @Test
   void backoff_cancelledCallReleasesTheHeldResponse() throws Exception {
     Backends b = backends(Backends.start(2, i -> request -> status(503)));
     LoadBalancer lb = balancer(LoadBalancer.builder("orders").targets(b.targets()).strategy(Strategy.roundRobin())
