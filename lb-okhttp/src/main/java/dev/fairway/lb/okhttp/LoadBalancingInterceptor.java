@@ -44,15 +44,18 @@ import okhttp3.Response;
  *       response body is fully read or closed; latency is recorded when the response headers
  *       arrive. A cancelled call only frees its slot.
  *   <li>Retries go to a target this call has not tried yet, at most {@link Builder#maxAttempts}
- *       attempts (distinct targets, not OkHttp's internal re-sends). A connection that could not be
- *       made (refused, no route, connect timeout, TLS handshake failure, unknown host) is always
- *       retried: the request never left (a target whose host OkHttp will not put in a URL counts
- *       as such a failure of that target). A certificate the client rejects is not retried. An idempotent request (see {@link Idempotency}) is also
- *       retried after an I/O error once sent, and after a retryable status (default 502, 503, 504).
- *       Only once this call tried every target does a next round start, after {@link Builder#backoff};
- *       the wait ends early if the call is cancelled. Retries of
- *       one service are limited by a retry budget (default 20% of its request rate plus 10 per
- *       second, as Finagle does). A retried response is closed before the next attempt.
+ *       attempts (distinct targets, not OkHttp's internal re-sends), decided by lb-core's one
+ *       failure classification. A connection that could not be made (refused, no route, connect
+ *       timeout, unknown host, a TLS handshake that failed before the certificate) is retried for
+ *       every method: the request never left. A target whose host OkHttp will not put in a URL
+ *       counts as such a failure of that target. A certificate the client rejects is not retried.
+ *       An idempotent request (see {@link Idempotency}) is also retried after an I/O error once
+ *       sent, and after a retryable status (default 502, 503, 504). Each attempt's outcome reaches
+ *       passive health before the next attempt picks; a failed call throws its last failure with
+ *       the earlier ones suppressed. Only once this call tried every target does a next round
+ *       start, after {@link Builder#backoff}; the wait ends within 10 ms when the call is cancelled.
+ *       Retries of one service are limited by a retry budget (default 20% of its request rate plus
+ *       10 per second, as Finagle does). A retried response is closed before the next attempt.
  *   <li>A small body (up to {@link Builder#bufferBodiesUpTo}, default 64 KiB, with a known length)
  *       of a request that could still be retried is read before the call returns, so a connection
  *       lost mid-body is retried too; bigger bodies stream, and an error while reading them reaches
@@ -76,11 +79,18 @@ import okhttp3.Response;
  * {@code fairway.requests} (timer per attempt, from sending it until its body is consumed or closed;
  * tags {@code service}, {@code target}, {@code outcome} = {@code success}, {@code failure},
  * {@code cancelled} or {@code no_target}), {@code fairway.retries} (tags {@code service},
- * {@code reason} = {@code connect_failure}, {@code io_failure} or {@code status_<code>}) and
+ * {@code reason} = {@code connect_failure}, {@code io_failure} or {@code status_<code>}),
  * {@code fairway.retry.budget.exhausted} (tag {@code service}) and {@code fairway.leaked.responses}
  * (tag {@code service}: response bodies garbage-collected unclosed, whose in-flight slot was then
  * freed; the first is logged). A target's meters are removed when it leaves the balancer, and all
  * of them when the balancer closes.
+ *
+ * <p>A response body the caller never closes would hold its target's in-flight slot for good; once
+ * it is garbage-collected a {@link java.lang.ref.Cleaner} frees the slot, counts it in {@code
+ * fairway.leaked.responses} and logs the first one. Close your responses all the same.
+ *
+ * <p>The interceptor listens to each balancer it routes to (to drop a departed target's meters and
+ * URLs) for as long as the balancer lives: build one interceptor per client, not one per call.
  *
  * <p>Immutable and thread-safe; share one instance per client. Sync and async calls behave the same
  * (the interceptor runs on the calling thread or OkHttp's dispatcher thread).
