@@ -1,18 +1,25 @@
 package dev.fairway.lb.okhttp;
 
+import dev.fairway.lb.LoadBalancerListener;
 import dev.fairway.lb.Target;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The interceptor's meters for one service. {@link #NOOP} (no registry) does nothing and reads no
  * clock, so a balancer without a registry pays for no metric work.
+ *
+ * <p>As a {@link LoadBalancerListener} of its balancer, it removes a target's meters when the target
+ * leaves and every meter when the balancer closes, so an autoscaled service does not leave a time
+ * series per instance behind.
  */
-class CallMetrics {
+class CallMetrics implements LoadBalancerListener {
   static final CallMetrics NOOP = new CallMetrics();
 
   /** Outcome tag values of {@code fairway.requests}. */
@@ -37,7 +44,12 @@ class CallMetrics {
     return 0;
   }
 
-  void attempt(Target target, Outcome outcome, long startNanos) {}
+  /** The timers of {@code target}, taken when an attempt starts; null when nothing is recorded. */
+  TargetTimers timers(Target target) {
+    return null;
+  }
+
+  void attempt(TargetTimers timers, Outcome outcome, long startNanos) {}
 
   void noTarget(long startNanos) {}
 
@@ -45,24 +57,42 @@ class CallMetrics {
 
   void budgetExhausted() {}
 
+  void leaked() {}
+
   static CallMetrics micrometer(MeterRegistry registry, String service) {
     return new MicrometerCallMetrics(registry, service);
   }
 
   /**
+   * One target's {@code fairway.requests} timers, one per outcome, registered on first use. Once
+   * retired (the target left, or the balancer closed) its timers are removed from the registry and
+   * no new one is registered; attempts still in flight record into the removed timers, which is
+   * harmless.
+   */
+  static final class TargetTimers {
+    final String targetId;
+    final AtomicReferenceArray<Timer> byOutcome = new AtomicReferenceArray<>(Outcome.values().length);
+    volatile boolean retired;
+
+    TargetTimers(String targetId) {
+      this.targetId = targetId;
+    }
+  }
+
+  /**
    * {@code fairway.requests{service,target,outcome}} (one timing per attempt, from sending it until
-   * its response body is consumed or closed), {@code fairway.retries{service,reason}} and
-   * {@code fairway.retry.budget.exhausted{service}}. Meters are looked up once per target and
-   * outcome, then cached.
+   * its response body is consumed or closed), {@code fairway.retries{service,reason}}, {@code
+   * fairway.retry.budget.exhausted{service}} and {@code fairway.leaked.responses{service}}.
    */
   static final class MicrometerCallMetrics extends CallMetrics {
-    private static final Outcome[] OUTCOMES = Outcome.values();
     private final MeterRegistry registry;
     private final String service;
-    private final ConcurrentMap<String, Timer[]> timersByTarget = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, TargetTimers> timersByTarget = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Counter> retriesByReason = new ConcurrentHashMap<>();
     private volatile Timer noTarget; // registered on first use: most services never see one
+    private volatile Counter leaked; // likewise
     private final Counter budgetExhausted;
+    private volatile boolean closed;
 
     MicrometerCallMetrics(MeterRegistry registry, String service) {
       this.registry = registry;
@@ -89,15 +119,29 @@ class CallMetrics {
     }
 
     @Override
-    void attempt(Target target, Outcome outcome, long startNanos) {
-      Timer[] timers = timersByTarget.get(target.id());
+    TargetTimers timers(Target target) {
+      TargetTimers timers = timersByTarget.get(target.id());
       if (timers == null) {
-        timers = timersByTarget.computeIfAbsent(target.id(), id -> new Timer[OUTCOMES.length]);
+        timers = timersByTarget.computeIfAbsent(target.id(), TargetTimers::new);
+        if (closed) {
+          retire(timers); // picked just before the balancer closed: record nothing new
+        }
       }
-      Timer timer = timers[outcome.ordinal()];
+      return timers;
+    }
+
+    @Override
+    void attempt(TargetTimers timers, Outcome outcome, long startNanos) {
+      Timer timer = timers.byOutcome.get(outcome.ordinal());
       if (timer == null) {
-        timer = timer(target.id(), outcome); // registration is idempotent, so a race is harmless
-        timers[outcome.ordinal()] = timer;
+        if (timers.retired) {
+          return; // the target left: registering now would leak the meter
+        }
+        timer = timer(timers.targetId, outcome); // registration is idempotent, so a race is harmless
+        timers.byOutcome.set(outcome.ordinal(), timer);
+        if (timers.retired) {
+          registry.remove(timer); // retired meanwhile; retire() may have missed this timer
+        }
       }
       timer.record(registry.config().clock().monotonicTime() - startNanos, TimeUnit.NANOSECONDS);
     }
@@ -106,7 +150,10 @@ class CallMetrics {
     void noTarget(long startNanos) {
       Timer timer = noTarget;
       if (timer == null) {
-        timer = timer("", Outcome.NO_TARGET);
+        if (closed) {
+          return;
+        }
+        timer = unlessClosed(timer("", Outcome.NO_TARGET));
         noTarget = timer;
       }
       timer.record(registry.config().clock().monotonicTime() - startNanos, TimeUnit.NANOSECONDS);
@@ -116,12 +163,15 @@ class CallMetrics {
     void retry(String reason) {
       Counter counter = retriesByReason.get(reason);
       if (counter == null) {
-        counter = retriesByReason.computeIfAbsent(reason, r ->
+        if (closed) {
+          return;
+        }
+        counter = retriesByReason.computeIfAbsent(reason, r -> unlessClosed(
             Counter.builder("fairway.retries")
                 .description("Attempts repeated on another target")
                 .tag("service", service)
                 .tag("reason", r)
-                .register(registry));
+                .register(registry)));
       }
       counter.increment();
     }
@@ -129,6 +179,65 @@ class CallMetrics {
     @Override
     void budgetExhausted() {
       budgetExhausted.increment();
+    }
+
+    @Override
+    void leaked() {
+      Counter counter = leaked;
+      if (counter == null) {
+        if (closed) {
+          return;
+        }
+        counter = unlessClosed(Counter.builder("fairway.leaked.responses")
+            .description("Response bodies garbage-collected unclosed; their in-flight slots were freed then")
+            .tag("service", service)
+            .register(registry));
+        leaked = counter;
+      }
+      counter.increment();
+    }
+
+    @Override
+    public void targetRemoved(Target target) {
+      TargetTimers timers = timersByTarget.remove(target.id());
+      if (timers != null) {
+        retire(timers);
+      }
+    }
+
+    @Override
+    public void closed() {
+      closed = true;
+      for (TargetTimers timers : timersByTarget.values()) {
+        retire(timers);
+      }
+      timersByTarget.clear();
+      retriesByReason.values().forEach(registry::remove);
+      retriesByReason.clear();
+      remove(noTarget);
+      remove(leaked);
+      registry.remove(budgetExhausted);
+    }
+
+    private void retire(TargetTimers timers) {
+      timers.retired = true;
+      for (int i = 0; i < timers.byOutcome.length(); i++) {
+        remove(timers.byOutcome.get(i));
+      }
+    }
+
+    /** {@code meter}, removed from the registry again if the balancer closed while it registered. */
+    private <M extends Meter> M unlessClosed(M meter) {
+      if (closed) {
+        registry.remove(meter);
+      }
+      return meter;
+    }
+
+    private void remove(Meter meter) {
+      if (meter != null) {
+        registry.remove(meter);
+      }
     }
   }
 }

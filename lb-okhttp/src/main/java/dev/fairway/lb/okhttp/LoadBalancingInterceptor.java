@@ -1,34 +1,19 @@
 package dev.fairway.lb.okhttp;
 
 import dev.fairway.lb.LoadBalancer;
-import dev.fairway.lb.NoTargetAvailableException;
-import dev.fairway.lb.Pick;
-import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.Args;
 import io.github.resilience4j.core.IntervalFunction;
 import java.io.IOException;
-import java.io.InterruptedIOException;
-import java.net.ConnectException;
-import java.net.NoRouteToHostException;
-import java.net.ProtocolException;
-import java.net.SocketTimeoutException;
-import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.Locale;
+import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
-import javax.net.ssl.SSLHandshakeException;
-import okhttp3.Call;
 import okhttp3.HttpUrl;
 import okhttp3.Interceptor;
-import okhttp3.Request;
-import okhttp3.RequestBody;
 import okhttp3.Response;
-import okhttp3.ResponseBody;
 
 /**
  * An OkHttp <em>application</em> interceptor that balances calls to logical hosts across the targets
@@ -59,13 +44,18 @@ import okhttp3.ResponseBody;
  *       response body is fully read or closed; latency is recorded when the response headers
  *       arrive. A cancelled call only frees its slot.
  *   <li>Retries go to a target this call has not tried yet, at most {@link Builder#maxAttempts}
- *       attempts (distinct targets, not OkHttp's internal re-sends). A connection that could not be
- *       made (refused, no route, connect timeout, TLS handshake failure, unknown host) is always
- *       retried: the request never left. An idempotent request (see {@link Idempotency}) is also
- *       retried after an I/O error once sent, and after a retryable status (default 502, 503, 504).
- *       Once every target was tried, the next round waits {@link Builder#backoff} first. Retries of
- *       one service are limited by a retry budget (default 20% of its request rate plus 10 per
- *       second, as Finagle does). A retried response is closed before the next attempt.
+ *       attempts (distinct targets, not OkHttp's internal re-sends), decided by lb-core's one
+ *       failure classification. A connection that could not be made (refused, no route, connect
+ *       timeout, unknown host, a TLS handshake that failed before the certificate) is retried for
+ *       every method: the request never left. A target whose host OkHttp will not put in a URL
+ *       counts as such a failure of that target. A certificate the client rejects is not retried.
+ *       An idempotent request (see {@link Idempotency}) is also retried after an I/O error once
+ *       sent, and after a retryable status (default 502, 503, 504). Each attempt's outcome reaches
+ *       passive health before the next attempt picks; a failed call throws its last failure with
+ *       the earlier ones suppressed. Only once this call tried every target does a next round
+ *       start, after {@link Builder#backoff}; the wait ends within 10 ms when the call is cancelled.
+ *       Retries of one service are limited by a retry budget (default 20% of its request rate plus
+ *       10 per second, as Finagle does). A retried response is closed before the next attempt.
  *   <li>A small body (up to {@link Builder#bufferBodiesUpTo}, default 64 KiB, with a known length)
  *       of a request that could still be retried is read before the call returns, so a connection
  *       lost mid-body is retried too; bigger bodies stream, and an error while reading them reaches
@@ -75,12 +65,11 @@ import okhttp3.ResponseBody;
  * <h2>OkHttp's own retryOnConnectionFailure</h2>
  *
  * OkHttp re-sends a request on a fresh connection to the <em>same</em> target when a pooled
- * connection turns out to be dead, and it does so for a POST too. The interceptor leaves that on for
- * idempotent requests (it absorbs stale pooled connections without blaming a healthy target) and
- * turns it off for the call with {@code chain.withRetryOnConnectionFailure(false)} for
- * non-idempotent ones, so a POST is sent at most once unless the connection could not be made at
- * all. Such re-sends happen inside one attempt; attempts count distinct targets. If the client
- * itself has {@code retryOnConnectionFailure(false)}, nothing is turned on.
+ * connection turns out to be dead (say a server closed it as idle just as the request reused it),
+ * for every method. The interceptor leaves that as the client configured it: a call through the
+ * interceptor never fails where the same client without it would have succeeded. Such re-sends
+ * happen inside one attempt; attempts count distinct targets, and only the retry on
+ * <em>another</em> target after a possible send is reserved to idempotent requests.
  *
  * <p>Must be added with {@code OkHttpClient.Builder.addInterceptor}; as a network interceptor it
  * throws {@link IllegalStateException} on the first call, since OkHttp forbids network interceptors
@@ -90,9 +79,18 @@ import okhttp3.ResponseBody;
  * {@code fairway.requests} (timer per attempt, from sending it until its body is consumed or closed;
  * tags {@code service}, {@code target}, {@code outcome} = {@code success}, {@code failure},
  * {@code cancelled} or {@code no_target}), {@code fairway.retries} (tags {@code service},
- * {@code reason} = {@code connect_failure}, {@code io_failure} or {@code status_<code>}) and
- * {@code fairway.retry.budget.exhausted} (tag {@code service}). Timers of targets that left the
- * list stay registered.
+ * {@code reason} = {@code connect_failure}, {@code io_failure} or {@code status_<code>}),
+ * {@code fairway.retry.budget.exhausted} (tag {@code service}) and {@code fairway.leaked.responses}
+ * (tag {@code service}: response bodies garbage-collected unclosed, whose in-flight slot was then
+ * freed; the first is logged). A target's meters are removed when it leaves the balancer, and all
+ * of them when the balancer closes.
+ *
+ * <p>A response body the caller never closes would hold its target's in-flight slot for good; once
+ * it is garbage-collected a {@link java.lang.ref.Cleaner} frees the slot, counts it in {@code
+ * fairway.leaked.responses} and logs the first one. Close your responses all the same.
+ *
+ * <p>The interceptor listens to each balancer it routes to (to drop a departed target's meters and
+ * URLs) for as long as the balancer lives: build one interceptor per client, not one per call.
  *
  * <p>Immutable and thread-safe; share one instance per client. Sync and async calls behave the same
  * (the interceptor runs on the calling thread or OkHttp's dispatcher thread).
@@ -105,34 +103,27 @@ public final class LoadBalancingInterceptor implements Interceptor {
 
   private final Map<String, ServiceRoute> routes; // by lower-case logical host; never mutated
   private final ServiceRoute onlyRoute; // when exactly one service is registered: skips the map lookup
-  private final AffinityKey affinityKey; // null = no affinity
-  private final int maxAttempts;
-  private final boolean[] failureStatus = new boolean[600];
-  private final boolean[] retryStatus = new boolean[600];
-  private final boolean keepLogicalHostHeader;
-  private final IntervalFunction backoff;
-  private final long bufferBodiesUpTo;
+  final AffinityKey affinityKey; // null = no affinity
+  final RetryPolicy policy;
+  final boolean keepLogicalHostHeader;
+  final long bufferBodiesUpTo;
+  final Sleeper sleeper;
 
   private LoadBalancingInterceptor(Builder b) {
     Map<String, ServiceRoute> built = new HashMap<>();
     for (Map.Entry<String, LoadBalancer> e : b.services.entrySet()) {
       LoadBalancer lb = e.getValue();
       CallMetrics metrics = lb.meterRegistry().map(r -> CallMetrics.micrometer(r, lb.service())).orElse(CallMetrics.NOOP);
-      built.put(e.getKey(), new ServiceRoute(e.getKey(), lb, new RetryBudget(b.percentCanRetry, b.minRetriesPerSecond, b.ticker), metrics));
+      RetryBudget budget = new RetryBudget(b.percentCanRetry(), b.minRetriesPerSecond(), b.ticker);
+      built.put(e.getKey(), new ServiceRoute(e.getKey(), lb, budget, metrics));
     }
     this.routes = Map.copyOf(built);
     this.onlyRoute = built.size() == 1 ? built.values().iterator().next() : null;
     this.affinityKey = b.affinityKey;
-    this.maxAttempts = b.maxAttempts;
-    for (int code : b.failureStatusCodes) {
-      failureStatus[code] = true;
-    }
-    for (int code : b.retryStatusCodes) {
-      retryStatus[code] = true;
-    }
-    this.keepLogicalHostHeader = b.keepLogicalHostHeader;
-    this.backoff = b.backoff;
-    this.bufferBodiesUpTo = b.bufferBodiesUpTo;
+    this.policy = new RetryPolicy(b.maxAttempts(), b.failureStatusCodes(), b.retryStatusCodes(), b.backoff());
+    this.keepLogicalHostHeader = b.keepLogicalHostHeader != null && b.keepLogicalHostHeader;
+    this.bufferBodiesUpTo = b.bufferBodiesUpTo != null ? b.bufferBodiesUpTo : 64 * 1024;
+    this.sleeper = b.sleeper;
   }
 
   public static Builder builder() {
@@ -144,352 +135,45 @@ public final class LoadBalancingInterceptor implements Interceptor {
     if (chain.connection() != null) {
       throw new IllegalStateException(NETWORK_INTERCEPTOR_MESSAGE);
     }
-    Request request = chain.request();
-    String host = request.url().host(); // canonical: lower case, IPv6 without brackets
+    String host = chain.request().url().host(); // canonical: lower case, IPv6 without brackets
     ServiceRoute route = onlyRoute != null ? (onlyRoute.host.equals(host) ? onlyRoute : null) : routes.get(host);
     if (route == null) {
-      return chain.proceed(request);
+      return chain.proceed(chain.request());
     }
-    return balance(chain, request, route);
+    return new BalancedCall(chain, route, this).proceed();
   }
 
-  private Response balance(Chain chain, Request request, ServiceRoute route) throws IOException {
-    LoadBalancer lb = route.loadBalancer;
-    CallMetrics metrics = route.metrics;
-    Call call = chain.call();
-    String key = affinityKey == null ? null : affinityKey.apply(request);
-    boolean idempotent = isIdempotent(request);
-    boolean resendable = idempotent && isResendable(request.body());
-    Chain proceeding = chain;
-    if (!resendable && chain.getRetryOnConnectionFailure()) {
-      proceeding = chain.withRetryOnConnectionFailure(false);
-    }
-    route.budget.deposit();
-
-    Set<Target> tried = null; // allocated on the first retry only
-    Response previous = null; // a retryable-status response, returned if no further attempt is made
-    IOException previousFailure = null;
-    String retryReason = null;
-    int attempts = 0;
-    int backoffRounds = 0;
-    for (;;) {
-      long pickStart = metrics.startNanos();
-      Pick pick;
-      try {
-        pick = lb.pick(key, tried);
-      } catch (NoTargetAvailableException e) {
-        pick = null;
-        boolean allTried = tried != null && !tried.isEmpty();
-        if (allTried && route.budget.available() <= 0) {
-          metrics.budgetExhausted(); // no point waiting for a round the budget would refuse
-          return giveUp(previous, previousFailure, null);
-        }
-        if (allTried) {
-          // Every target this call may use was tried: wait, then start a new round over all of them.
-          backoffRounds++;
-          try {
-            sleep(backoff.apply(backoffRounds), call);
-          } catch (IOException | RuntimeException interrupted) {
-            if (previous != null) {
-              previous.close(); // frees its pick: the caller never sees it
-            }
-            throw interrupted;
-          }
-          tried.clear();
-          try {
-            pick = lb.pick(key, null);
-          } catch (NoTargetAvailableException again) {
-            e = again;
-          }
-        }
-        if (pick == null) {
-          metrics.noTarget(pickStart);
-          return giveUp(previous, previousFailure, e);
-        }
-      }
-      if (attempts > 0) {
-        if (!route.budget.tryWithdraw()) {
-          pick.release();
-          metrics.budgetExhausted();
-          return giveUp(previous, previousFailure, null);
-        }
-        metrics.retry(retryReason);
-        if (previous != null) {
-          previous.close(); // completes its pick as a failure
-          previous = null;
-        }
-      }
-      attempts++;
-      Target target = pick.target();
-      long start = metrics.startNanos();
-      Response response;
-      try {
-        response = proceeding.proceed(rewrite(request, target, route));
-        pick.recordLatency();
-        if (resendable && attempts < maxAttempts) {
-          prefetchSmallBody(response);
-        }
-      } catch (IOException e) {
-        if (call.isCanceled()) {
-          pick.release();
-          metrics.attempt(target, CallMetrics.Outcome.CANCELLED, start);
-          throw e;
-        }
-        pick.failure(e);
-        metrics.attempt(target, CallMetrics.Outcome.FAILURE, start);
-        boolean neverSent = isConnectFailure(e);
-        if (attempts >= maxAttempts || !(neverSent || resendable)) {
-          throw e;
-        }
-        previousFailure = e;
-        retryReason = neverSent ? CallMetrics.CONNECT_FAILURE : CallMetrics.IO_FAILURE;
-        tried = add(tried, target);
-        continue;
-      } catch (RuntimeException | Error e) {
-        pick.release(); // a bug in a later interceptor, not the target's fault
-        throw e;
-      }
-      int code = response.code();
-      boolean failed = code < failureStatus.length && failureStatus[code];
-      TrackedResponseBody.Attempt attempt = new TrackedResponseBody.Attempt(pick, call, metrics, start, failed ? code : 0);
-      Response tracked = track(response, attempt);
-      if (failed && resendable && retryStatus[code] && attempts < maxAttempts) {
-        previous = tracked;
-        previousFailure = null;
-        retryReason = "status_" + code;
-        tried = add(tried, target);
-        continue;
-      }
-      return tracked;
-    }
-  }
-
-  /**
-   * Reads a small body with a known length into the source's buffer now, so a connection lost
-   * mid-body fails this attempt (and is retried) instead of failing the caller's read later.
-   */
-  private void prefetchSmallBody(Response response) throws IOException {
-    if (bufferBodiesUpTo == 0 || !promisesBody(response)) {
-      return;
-    }
-    ResponseBody body = response.body();
-    long length = body.contentLength();
-    if (length > 0 && length <= bufferBodiesUpTo) {
-      try {
-        if (!body.source().request(length)) {
-          throw new ProtocolException("unexpected end of stream: " + length + "-byte body cut short");
-        }
-      } catch (IOException | RuntimeException e) {
-        response.close();
-        throw e;
-      }
-    }
-  }
-
-  /** The previous outcome when no further attempt can be made. */
-  private static Response giveUp(Response previous, IOException previousFailure, NoTargetAvailableException noTarget)
-      throws IOException {
-    if (previous != null) {
-      return previous;
-    }
-    if (previousFailure != null) {
-      if (noTarget != null) {
-        previousFailure.addSuppressed(noTarget);
-      }
-      throw previousFailure;
-    }
-    throw noTarget;
-  }
-
-  private Request rewrite(Request request, Target target, ServiceRoute route) {
-    HttpUrl logical = request.url();
-    // Start from the target's cached base URL: HttpUrl.Builder.host() runs IDNA mapping on every
-    // call, which cost more than everything else the interceptor does together.
-    HttpUrl.Builder urlBuilder = route.baseUrl(target, logical.isHttps()).newBuilder()
-        .encodedPath(logical.encodedPath())
-        .encodedQuery(logical.encodedQuery());
-    if (!logical.encodedUsername().isEmpty() || !logical.encodedPassword().isEmpty()) {
-      urlBuilder.encodedUsername(logical.encodedUsername()).encodedPassword(logical.encodedPassword());
-    }
-    HttpUrl url = urlBuilder.build();
-    Request.Builder builder = request.newBuilder().url(url);
-    if (keepLogicalHostHeader && request.header("Host") == null) {
-      builder.header("Host", hostHeader(logical));
-    }
-    return builder.build();
-  }
-
-  private static String hostHeader(HttpUrl url) {
-    return url.port() == HttpUrl.defaultPort(url.scheme()) ? url.host() : url.host() + ":" + url.port();
-  }
-
-  /** Wraps the body so the pick completes when the body is done; completes at once if there is none. */
-  private static Response track(Response response, TrackedResponseBody.Attempt attempt) {
-    ResponseBody body = response.body();
-    if (!promisesBody(response) || body.contentLength() == 0) {
-      attempt.complete(null);
-      return response;
-    }
-    return response.newBuilder().body(new TrackedResponseBody(body, attempt)).build();
-  }
-
-  private static boolean promisesBody(Response response) {
-    int code = response.code();
-    if ("HEAD".equals(response.request().method()) || code == 204 || code == 304 || (code >= 100 && code < 200)) {
-      return false;
-    }
-    return true;
-  }
-
-  private static boolean isIdempotent(Request request) {
-    Idempotency tagged = request.tag(Idempotency.class);
-    if (tagged != null) {
-      return tagged == Idempotency.IDEMPOTENT;
-    }
-    switch (request.method()) {
-      case "GET":
-      case "HEAD":
-      case "OPTIONS":
-      case "TRACE":
-      case "PUT":
-      case "DELETE":
-        return true;
-      default:
-        return false;
-    }
-  }
-
-  /** A one-shot or duplex body cannot be written twice, so such a request is never re-sent. */
-  private static boolean isResendable(RequestBody body) {
-    return body == null || !(body.isOneShot() || body.isDuplex());
-  }
-
-  /**
-   * True if {@code e} (and every failure OkHttp suppressed into it) happened before a connection
-   * existed, so the request never reached a server.
-   */
-  static boolean isConnectFailure(IOException e) {
-    if (!connectFailureType(e)) {
-      return false;
-    }
-    for (Throwable suppressed : e.getSuppressed()) {
-      if (!connectFailureType(suppressed)) {
-        return false; // an earlier try inside OkHttp may have sent the request
-      }
-    }
-    return true;
-  }
-
-  private static boolean connectFailureType(Throwable t) {
-    for (int depth = 0; t != null && depth < 4; depth++, t = t.getCause()) {
-      if (t instanceof ConnectException
-          || t instanceof NoRouteToHostException
-          || t instanceof UnknownHostException
-          || t instanceof SSLHandshakeException) {
-        return true;
-      }
-      if (t instanceof SocketTimeoutException) {
-        // The JDK reports a connect timeout as "Connect timed out"; read timeouts say "Read timed
-        // out" or OkHttp's "timeout", and those may come after the request was sent.
-        String message = t.getMessage();
-        return message != null && message.toLowerCase(Locale.ROOT).contains("connect");
-      }
-    }
-    return false;
-  }
-
-  private static Set<Target> add(Set<Target> tried, Target target) {
-    Set<Target> set = tried != null ? tried : new HashSet<>(8);
-    set.add(target);
-    return set;
-  }
-
-  private static void sleep(Long millis, Call call) throws IOException {
-    if (millis == null || millis <= 0) {
-      return;
-    }
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new InterruptedIOException("interrupted during retry backoff");
-    }
-    if (call.isCanceled()) {
-      throw new IOException("Canceled");
-    }
+  /** The route of {@code logicalHost}, for tests. */
+  ServiceRoute route(String logicalHost) {
+    return routes.get(logicalHost);
   }
 
   @Override
   public String toString() {
-    return "LoadBalancingInterceptor{services=" + routes.keySet() + ", maxAttempts=" + maxAttempts + "}";
-  }
-
-  /** One logical host's balancer, retry budget, meters and the base URLs of its targets. */
-  private static final class ServiceRoute {
-    private static final int MAX_CACHED_TARGETS = 4_096;
-    final String host;
-    final LoadBalancer loadBalancer;
-    final RetryBudget budget;
-    final CallMetrics metrics;
-    private final ConcurrentHashMap<Target, TargetUrls> urls = new ConcurrentHashMap<>();
-
-    /** {@code http[s]://host:port/} of {@code target}, canonicalized once per target address. */
-    HttpUrl baseUrl(Target target, boolean https) {
-      TargetUrls cached = urls.get(target);
-      if (cached == null || cached.port != target.port() || !cached.host.equals(target.host())) {
-        if (urls.size() >= MAX_CACHED_TARGETS) {
-          urls.clear(); // targets come and go; never let the cache grow without bound
-        }
-        cached = new TargetUrls(target);
-        urls.put(target, cached);
-      }
-      return https ? cached.https : cached.http;
-    }
-
-    ServiceRoute(String host, LoadBalancer loadBalancer, RetryBudget budget, CallMetrics metrics) {
-      this.host = host;
-      this.loadBalancer = loadBalancer;
-      this.budget = budget;
-      this.metrics = metrics;
-    }
-  }
-
-  /** A target's base URLs, keyed by target id but checked against its current address. */
-  private static final class TargetUrls {
-    final String host;
-    final int port;
-    final HttpUrl http;
-    final HttpUrl https;
-
-    TargetUrls(Target target) {
-      this.host = target.host();
-      this.port = target.port();
-      this.http = new HttpUrl.Builder().scheme("http").host(host).port(port).build();
-      this.https = http.newBuilder().scheme("https").port(port).build();
-    }
+    return "LoadBalancingInterceptor{services=" + routes.keySet() + ", maxAttempts=" + policy.maxAttempts() + "}";
   }
 
   /**
    * Configures a {@link LoadBalancingInterceptor}. Each setter validates its argument and may be
-   * called once (except {@link #service}, once per logical host).
+   * called once (except {@link #service}, once per logical host): a second call throws {@link
+   * IllegalStateException}, a bad value {@link IllegalArgumentException} naming field and value.
+   * Not thread-safe.
    */
   public static final class Builder {
+    private static final int[] DEFAULT_FAILURE_STATUS_CODES = {500, 502, 503, 504};
+    private static final int[] DEFAULT_RETRY_STATUS_CODES = {502, 503, 504};
+
     private final Map<String, LoadBalancer> services = new HashMap<>();
     private AffinityKey affinityKey;
-    private boolean affinityKeySet;
-    private Integer maxAttemptsSet;
-    private int maxAttempts = 3;
-    private int[] failureStatusCodes;
-    private int[] retryStatusCodes;
-    private Boolean keepLogicalHostHeaderSet;
-    private boolean keepLogicalHostHeader;
-    private boolean retryBudgetSet;
-    private double percentCanRetry = 0.2;
-    private int minRetriesPerSecond = 10;
+    private Integer maxAttempts;
+    private List<Integer> failureStatusCodes;
+    private List<Integer> retryStatusCodes;
+    private Boolean keepLogicalHostHeader;
+    private List<Number> retryBudget; // percentCanRetry, minRetriesPerSecond
     private IntervalFunction backoff;
-    private boolean bufferBodiesUpToSet;
-    private long bufferBodiesUpTo = 64 * 1024;
+    private Long bufferBodiesUpTo;
     LongSupplier ticker = System::nanoTime;
+    Sleeper sleeper = Sleeper.CANCELLABLE;
 
     private Builder() {}
 
@@ -499,45 +183,34 @@ public final class LoadBalancingInterceptor implements Interceptor {
      */
     public Builder service(String logicalHost, LoadBalancer loadBalancer) {
       HttpUrl parsed = logicalHost == null || logicalHost.isBlank() ? null : HttpUrl.parse("http://" + logicalHost.trim() + "/");
-      if (parsed == null || !parsed.host().equalsIgnoreCase(logicalHost.trim())) {
-        throw new IllegalArgumentException("logicalHost: " + quote(logicalHost) + " (expected: a host name such as \"orders\")");
-      }
-      if (loadBalancer == null) {
-        throw new IllegalArgumentException("loadBalancer: null (expected: the LoadBalancer of " + quote(logicalHost) + ")");
-      }
+      Args.requireArgument(parsed != null && parsed.host().equalsIgnoreCase(logicalHost.trim()),
+          "logicalHost", logicalHost, "a host name such as \"orders\"");
+      Args.requireArgument(loadBalancer != null, "loadBalancer", null, "the LoadBalancer of " + Args.quote(logicalHost));
       String host = parsed.host();
-      if (services.containsKey(host)) {
-        throw new IllegalArgumentException("logicalHost: " + quote(host) + " is already registered (expected: each host once)");
-      }
+      Args.requireUnset("service " + Args.quote(host), services.get(host));
       services.put(host, loadBalancer);
       return this;
     }
 
     /** How to find a request's affinity key. Default: none (picks without a key). */
     public Builder affinityKey(AffinityKey key) {
-      requireUnset("affinityKey", affinityKeySet);
-      if (key == null) {
-        throw new IllegalArgumentException("affinityKey: null (expected: an AffinityKey)");
-      }
+      Args.requireUnset("affinityKey", affinityKey);
+      Args.requireArgument(key != null, "affinityKey", null, "an AffinityKey");
       this.affinityKey = key;
-      this.affinityKeySet = true;
       return this;
     }
 
     /** Attempts per call, each on a distinct target while untried ones remain. 1 = no retry. Default 3. */
     public Builder maxAttempts(int attempts) {
-      requireUnset("maxAttempts", maxAttemptsSet != null);
-      if (attempts < 1 || attempts > 10) {
-        throw new IllegalArgumentException("maxAttempts: " + attempts + " (expected: 1..10)");
-      }
-      this.maxAttemptsSet = attempts;
+      Args.requireUnset("maxAttempts", maxAttempts);
+      Args.requireArgument(attempts >= 1 && attempts <= 10, "maxAttempts", attempts, "1..10");
       this.maxAttempts = attempts;
       return this;
     }
 
     /** Statuses reported to the balancer as failures (the response still reaches the caller). Default 500, 502, 503, 504. */
     public Builder failureStatusCodes(int... codes) {
-      requireUnset("failureStatusCodes", failureStatusCodes != null);
+      Args.requireUnset("failureStatusCodes", failureStatusCodes);
       this.failureStatusCodes = checkCodes("failureStatusCodes", codes);
       return this;
     }
@@ -547,7 +220,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
      * be a failure status. Default 502, 503, 504.
      */
     public Builder retryStatusCodes(int... codes) {
-      requireUnset("retryStatusCodes", retryStatusCodes != null);
+      Args.requireUnset("retryStatusCodes", retryStatusCodes);
       this.retryStatusCodes = checkCodes("retryStatusCodes", codes);
       return this;
     }
@@ -558,8 +231,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
      * Default false.
      */
     public Builder keepLogicalHostHeader(boolean keep) {
-      requireUnset("keepLogicalHostHeader", keepLogicalHostHeaderSet != null);
-      this.keepLogicalHostHeaderSet = keep;
+      Args.requireUnset("keepLogicalHostHeader", keepLogicalHostHeader);
       this.keepLogicalHostHeader = keep;
       return this;
     }
@@ -570,28 +242,21 @@ public final class LoadBalancingInterceptor implements Interceptor {
      * over a 10-second window. Default 0.2 and 10.
      */
     public Builder retryBudget(double percentCanRetry, int minRetriesPerSecond) {
-      requireUnset("retryBudget", retryBudgetSet);
-      if (!(percentCanRetry >= 0.0 && percentCanRetry <= 10.0)) {
-        throw new IllegalArgumentException("percentCanRetry: " + percentCanRetry + " (expected: 0.0..10.0)");
-      }
-      if (minRetriesPerSecond < 0 || minRetriesPerSecond > 10_000) {
-        throw new IllegalArgumentException("minRetriesPerSecond: " + minRetriesPerSecond + " (expected: 0..10000)");
-      }
-      this.retryBudgetSet = true;
-      this.percentCanRetry = percentCanRetry;
-      this.minRetriesPerSecond = minRetriesPerSecond;
+      Args.requireUnset("retryBudget", retryBudget);
+      Args.requireArgument(percentCanRetry >= 0.0 && percentCanRetry <= 10.0, "percentCanRetry", percentCanRetry, "0.0..10.0");
+      Args.requireArgument(minRetriesPerSecond >= 0 && minRetriesPerSecond <= 10_000,
+          "minRetriesPerSecond", minRetriesPerSecond, "0..10000");
+      this.retryBudget = List.of(percentCanRetry, minRetriesPerSecond);
       return this;
     }
 
     /**
-     * The wait before round {@code n} (1, 2, ...) of attempts once every target was tried, in
+     * The wait before round {@code n} (1, 2, ...) of attempts once this call tried every target, in
      * milliseconds. Default: exponential from 50 ms, factor 2, randomized by 50%, at most 1 s.
      */
     public Builder backoff(IntervalFunction backoff) {
-      requireUnset("backoff", this.backoff != null);
-      if (backoff == null) {
-        throw new IllegalArgumentException("backoff: null (expected: an IntervalFunction)");
-      }
+      Args.requireUnset("backoff", this.backoff);
+      Args.requireArgument(backoff != null, "backoff", null, "an IntervalFunction");
       this.backoff = backoff;
       return this;
     }
@@ -603,63 +268,83 @@ public final class LoadBalancingInterceptor implements Interceptor {
      * stream as usual. 0 turns this off; at most 16 MiB. Default 64 KiB.
      */
     public Builder bufferBodiesUpTo(long maxBytes) {
-      requireUnset("bufferBodiesUpTo", bufferBodiesUpToSet);
-      if (maxBytes < 0 || maxBytes > 16L * 1024 * 1024) {
-        throw new IllegalArgumentException("bufferBodiesUpTo: " + maxBytes + " (expected: 0..16777216)");
-      }
-      this.bufferBodiesUpToSet = true;
+      Args.requireUnset("bufferBodiesUpTo", bufferBodiesUpTo);
+      Args.requireArgument(maxBytes >= 0 && maxBytes <= 16L * 1024 * 1024, "bufferBodiesUpTo", maxBytes, "0..16777216");
       this.bufferBodiesUpTo = maxBytes;
       return this;
     }
 
+    /** The retry budget's clock. For tests. */
     Builder ticker(LongSupplier ticker) {
       this.ticker = ticker;
       return this;
     }
 
+    /** How backoffs wait. For tests. */
+    Builder sleeper(Sleeper sleeper) {
+      this.sleeper = sleeper;
+      return this;
+    }
+
     /** @throws IllegalArgumentException naming the field if no service is registered or options conflict */
     public LoadBalancingInterceptor build() {
-      if (services.isEmpty()) {
-        throw new IllegalArgumentException("services: none (expected: at least one service(logicalHost, loadBalancer))");
-      }
-      if (failureStatusCodes == null) {
-        failureStatusCodes = new int[] {500, 502, 503, 504};
-      }
-      if (retryStatusCodes == null) {
-        retryStatusCodes = new int[] {502, 503, 504};
-      }
-      for (int code : retryStatusCodes) {
-        if (Arrays.stream(failureStatusCodes).noneMatch(c -> c == code)) {
-          throw new IllegalArgumentException("retryStatusCodes: " + code
-              + " is not a failure status (expected: each also in failureStatusCodes " + Arrays.toString(failureStatusCodes) + ")");
-        }
-      }
-      if (backoff == null) {
-        backoff = IntervalFunction.ofExponentialRandomBackoff(Duration.ofMillis(50), 2.0, 0.5, Duration.ofSeconds(1));
+      Args.requireArgument(!services.isEmpty(), "services", "none", "at least one service(logicalHost, loadBalancer)");
+      for (int code : retryStatusCodes()) {
+        Args.requireArgument(contains(failureStatusCodes(), code), "retryStatusCodes", code,
+            "each also in failureStatusCodes " + Arrays.toString(failureStatusCodes()));
       }
       return new LoadBalancingInterceptor(this);
     }
 
-    private static int[] checkCodes(String field, int[] codes) {
-      if (codes == null) {
-        throw new IllegalArgumentException(field + ": null (expected: HTTP status codes, possibly none)");
-      }
+    // Defaults live in these getters, so build() never changes the builder.
+
+    private int maxAttempts() {
+      return maxAttempts != null ? maxAttempts : 3;
+    }
+
+    private int[] failureStatusCodes() {
+      return failureStatusCodes != null ? toArray(failureStatusCodes) : DEFAULT_FAILURE_STATUS_CODES;
+    }
+
+    private int[] retryStatusCodes() {
+      return retryStatusCodes != null ? toArray(retryStatusCodes) : DEFAULT_RETRY_STATUS_CODES;
+    }
+
+    private double percentCanRetry() {
+      return retryBudget != null ? retryBudget.get(0).doubleValue() : 0.2;
+    }
+
+    private int minRetriesPerSecond() {
+      return retryBudget != null ? retryBudget.get(1).intValue() : 10;
+    }
+
+    private IntervalFunction backoff() {
+      return backoff != null
+          ? backoff
+          : IntervalFunction.ofExponentialRandomBackoff(Duration.ofMillis(50), 2.0, 0.5, Duration.ofSeconds(1));
+    }
+
+    private static List<Integer> checkCodes(String field, int[] codes) {
+      Args.requireArgument(codes != null, field, null, "HTTP status codes, possibly none");
+      List<Integer> checked = new ArrayList<>(codes.length);
       for (int code : codes) {
-        if (code < 100 || code > 599) {
-          throw new IllegalArgumentException(field + ": " + code + " (expected: 100..599)");
+        Args.requireArgument(code >= 100 && code <= 599, field, code, "100..599");
+        checked.add(code);
+      }
+      return List.copyOf(checked);
+    }
+
+    private static int[] toArray(List<Integer> codes) {
+      return codes.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    private static boolean contains(int[] codes, int code) {
+      for (int c : codes) {
+        if (c == code) {
+          return true;
         }
       }
-      return codes.clone();
-    }
-
-    private static void requireUnset(String field, boolean set) {
-      if (set) {
-        throw new IllegalArgumentException(field + ": already set (expected: set once)");
-      }
-    }
-
-    private static String quote(String s) {
-      return s == null ? "null" : "\"" + s + "\"";
+      return false;
     }
   }
 }

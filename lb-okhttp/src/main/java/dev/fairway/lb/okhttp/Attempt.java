@@ -1,0 +1,105 @@
+package dev.fairway.lb.okhttp;
+
+import dev.fairway.lb.Pick;
+import dev.fairway.lb.Target;
+import java.io.IOException;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import okhttp3.Call;
+
+/**
+ * One attempt of a call on one target: its {@link Pick} and the start of its {@code
+ * fairway.requests} timing. The only place where an attempt's pick is completed and its timing
+ * recorded; the first completion wins, later ones do nothing, so the call loop, the tracked
+ * response body and the leak safety net may all try. Completion is thread-safe.
+ */
+final class Attempt implements Runnable {
+  private static final AtomicIntegerFieldUpdater<Attempt> DONE =
+      AtomicIntegerFieldUpdater.newUpdater(Attempt.class, "done");
+
+  private final Pick pick;
+  private final Call call;
+  private final ServiceRoute route;
+  private final CallMetrics.TargetTimers timers;
+  private final long startNanos;
+  /** 0, or the status that makes this attempt a failure; set before the response is handed on. */
+  private int failureStatus;
+  private volatile int done;
+
+  Attempt(Pick pick, Call call, ServiceRoute route) {
+    this.pick = pick;
+    this.call = call;
+    this.route = route;
+    this.timers = route.metrics.timers(pick.target());
+    this.startNanos = route.metrics.startNanos();
+  }
+
+  Target target() {
+    return pick.target();
+  }
+
+  /** The response has headers: latency counts until now, the in-flight slot stays held. */
+  void responded(int code, boolean isFailure) {
+    pick.recordLatency();
+    failureStatus = isFailure ? code : 0;
+  }
+
+  /**
+   * Completes the attempt: released if the call was cancelled, else a failure when {@code failure}
+   * is not null or the status was a failure, else a success.
+   */
+  void complete(Throwable failure) {
+    if (!DONE.compareAndSet(this, 0, 1)) {
+      return;
+    }
+    CallMetrics.Outcome outcome;
+    if (call.isCanceled()) {
+      pick.release();
+      outcome = CallMetrics.Outcome.CANCELLED;
+    } else if (failure != null) {
+      pick.failure(failure);
+      outcome = CallMetrics.Outcome.FAILURE;
+    } else if (failureStatus != 0) {
+      pick.failure(new FailureStatusException(failureStatus, pick.target().id()));
+      outcome = CallMetrics.Outcome.FAILURE;
+    } else {
+      pick.success();
+      outcome = CallMetrics.Outcome.SUCCESS;
+    }
+    route.metrics.attempt(timers, outcome, startNanos);
+  }
+
+  /** A later interceptor threw a non-I/O exception: a bug there, not the target's fault. Frees the slot only. */
+  void abandon() {
+    if (DONE.compareAndSet(this, 0, 1)) {
+      pick.release();
+    }
+  }
+
+  /** {@link #leaked()}: the cleaning action of the tracked body (one object less per response than a lambda). */
+  @Override
+  public void run() {
+    leaked();
+  }
+
+  /** The response body became unreachable unclosed (see {@link TrackedResponseBody}): frees the slot. */
+  void leaked() {
+    if (DONE.compareAndSet(this, 0, 1)) {
+      pick.release();
+      route.leaked(call.request().url(), pick.target());
+    }
+  }
+
+  /** The cause reported to passive health for a response whose status counts as a failure. */
+  static final class FailureStatusException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    FailureStatusException(int code, String target) {
+      super("HTTP " + code + " from " + target);
+    }
+
+    @Override
+    public synchronized Throwable fillInStackTrace() {
+      return this; // a status, not a program error: the stack trace would only cost
+    }
+  }
+}

@@ -1,0 +1,52 @@
+package dev.fairway.lb.okhttp;
+
+import dev.fairway.lb.LoadBalancer;
+import dev.fairway.lb.LoadBalancerListener;
+import dev.fairway.lb.Target;
+import java.util.concurrent.atomic.AtomicBoolean;
+import okhttp3.HttpUrl;
+
+/**
+ * One logical host of an interceptor: its balancer, retry budget, meters and target URLs. Listens
+ * to the balancer so that a departed target's meters and URLs go with it. Thread-safe.
+ */
+final class ServiceRoute implements LoadBalancerListener {
+  private static final System.Logger LOG = System.getLogger(LoadBalancingInterceptor.class.getName());
+
+  final String host;
+  final LoadBalancer loadBalancer;
+  final RetryBudget budget;
+  final CallMetrics metrics;
+  final TargetUrls urls = new TargetUrls();
+  private final AtomicBoolean leakLogged = new AtomicBoolean();
+
+  ServiceRoute(String host, LoadBalancer loadBalancer, RetryBudget budget, CallMetrics metrics) {
+    this.host = host;
+    this.loadBalancer = loadBalancer;
+    this.budget = budget;
+    this.metrics = metrics;
+    loadBalancer.addListener(this); // lives as long as the balancer; an interceptor has no close
+  }
+
+  @Override
+  public void targetRemoved(Target target) {
+    urls.forget(target);
+    metrics.targetRemoved(target);
+  }
+
+  @Override
+  public void closed() {
+    urls.clear();
+    metrics.closed();
+  }
+
+  /** Counts a leaked response body; logs the first one, as OkHttp logs its first leaked connection. */
+  void leaked(HttpUrl url, Target target) {
+    metrics.leaked();
+    if (leakLogged.compareAndSet(false, true)) {
+      LOG.log(System.Logger.Level.WARNING, "A response to " + url + " (target " + target.id() + ") was leaked. "
+          + "Did you forget to close a response body? Its in-flight slot on the target was held until now; "
+          + "fairway.leaked.responses counts every such response (this message is logged once per service)");
+    }
+  }
+}
