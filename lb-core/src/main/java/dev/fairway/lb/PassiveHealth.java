@@ -101,6 +101,15 @@ public final class PassiveHealth {
         : 0;
   }
 
+  /**
+   * The outcome window for one target: a breaker of the configured window, used only for its
+   * verdict (it is never asked to permit a call; {@link TargetHealth} owns the phase). Null when
+   * disabled.
+   */
+  io.github.resilience4j.circuitbreaker.CircuitBreaker newWindow(String service, Target target) {
+    return config == null ? null : io.github.resilience4j.circuitbreaker.CircuitBreaker.of(service + "/" + target.id(), config);
+  }
+
   long ejectionNanos(int ejectionNumber) {
     Long millis = config.getWaitIntervalFunctionInOpenState().apply(Math.max(1, ejectionNumber));
     return Duration.ofMillis(millis == null ? 10_000 : millis).toNanos();

@@ -6,8 +6,11 @@ import java.time.Duration;
  * How a {@link LoadBalancer} chooses a target for each call. Obtain one from the static factories;
  * each returns a fresh, stateless description, and every balancer built with it keeps its own
  * counters and tables. All selection is lock-free and allocation-free.
+ *
+ * <p>Sealed: only Fairway's own strategies implement it, so a balancer never meets a strategy it
+ * cannot attach.
  */
-public interface Strategy {
+public sealed interface Strategy permits BuiltinStrategy {
 
   /** Strict rotation over the available targets; ignores weights. */
   static Strategy roundRobin() {

@@ -220,8 +220,10 @@ class PassiveHealthTest {
     assertThat(state(lb, t(1))).isEqualTo(TargetState.HEALTHY); // 1 of 4 failed
     fail(lb, t(1), new IOException("x")); // 2 of the last 4: 50% reaches the threshold
     assertThat(state(lb, t(1))).isEqualTo(TargetState.EJECTED);
-    ticker.advanceMillis(3_000);
-    sequence(lb, 3);
+    ticker.advanceMillis(2_999); // the config's 3 s, not the defaults' 10 s
+    assertThat(counts(sequence(lb, 6))).containsOnlyKeys("2", "3");
+    ticker.advanceMillis(1);
+    assertThat(counts(sequence(lb, 3))).containsOnlyKeys("1", "2", "3");
     assertThat(state(lb, t(1))).isEqualTo(TargetState.HEALTHY);
   }
 
