@@ -11,13 +11,14 @@ import java.util.concurrent.locks.LockSupport;
  * balancer's {@code localZone} first, then lower latency average, at random among equals (the scan
  * starts at a random position). When every target is at or above soft, the least loaded one below
  * its hard limit is chosen. The in-flight increment is a compare-and-set bounded by the hard limit,
- * so the hard limit holds under any concurrency. Above 64 targets the rules are applied to a random
+ * so the hard limit holds under any concurrency. Above 16 targets the rules are applied to a random
  * sample (local zone first), falling back to a full scan only when the sample has no slot. When
  * every target is at hard, the pick waits in a
  * FIFO queue (at most {@code maxQueue} callers) for up to {@code maxWait}.
  */
 final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
-  static final int FULL_SCAN_LIMIT = 64;
+  /** Beyond 16 a full scan costs more than the pick itself (one cache line per target). */
+  static final int FULL_SCAN_LIMIT = 16;
   static final int SAMPLES = 8;
   final int softLimit;
   final int hardLimit;

@@ -39,12 +39,20 @@ abstract class PeakEwmaLoad extends PeakEwmaLoadPadBefore {
 
   /** Increments in-flight only if it is below {@code limit}; false if it was at or above. */
   boolean tryAcquire(int limit) {
+    return incrementBelow(IN_FLIGHT, this, limit);
+  }
+
+  /**
+   * Increments {@code field} of {@code owner} only if it is below {@code limit}, by compare-and-set,
+   * so concurrent callers never take it past the limit; false if it was at or above.
+   */
+  static <T> boolean incrementBelow(AtomicIntegerFieldUpdater<T> field, T owner, int limit) {
     for (;;) {
-      int current = inFlight;
+      int current = field.get(owner);
       if (current >= limit) {
         return false;
       }
-      if (IN_FLIGHT.compareAndSet(this, current, current + 1)) {
+      if (field.compareAndSet(owner, current, current + 1)) {
         return true;
       }
     }
@@ -79,21 +87,34 @@ abstract class PeakEwmaLoad extends PeakEwmaLoadPadBefore {
     ewmaStampNanos = nowNanos;
   }
 
+  /** Steps of the decay table per time constant: the decay is read to within 0.4%. */
+  static final int DECAY_STEPS_PER_TAU = 256;
+  /** exp(-i / 256) for ages up to 16 time constants (beyond, a factor of 1e-7: as good as gone). */
+  private static final double[] DECAY = new double[16 * DECAY_STEPS_PER_TAU];
+
+  static {
+    for (int i = 0; i < DECAY.length; i++) {
+      DECAY[i] = Math.exp(-(double) i / DECAY_STEPS_PER_TAU);
+    }
+  }
+
   /**
    * The average as seen at {@code nowNanos}: it decays towards zero while no sample arrives, so a
-   * target that was slow and then left alone is tried again. The decay is skipped for ages under
-   * tau/64 (a factor above 0.984), which keeps {@code Math.exp} off the common path.
+   * target that was slow and then left alone is tried again. The factor {@code exp(-age/tau)} comes
+   * from a table ({@code stepsPerNano} is {@link #DECAY_STEPS_PER_TAU} / tau, computed once per
+   * balancer), which keeps {@code Math.exp} off the pick path: a pick scores every target, and an
+   * idle balancer's averages are all old.
    */
-  double decayedEwma(long nowNanos, double tauNanos) {
+  final double decayedEwma(long nowNanos, double stepsPerNano) {
     double current = ewmaNanos;
     if (current == 0.0) {
-      return 0.0; // not measured yet: nothing to decay (and no Math.exp of a huge age)
+      return 0.0; // not measured yet: nothing to decay
     }
-    long age = nowNanos - ewmaStampNanos;
-    if (age > (long) (tauNanos / 64)) {
-      return current * Math.exp(-age / tauNanos);
+    long step = (long) ((nowNanos - ewmaStampNanos) * stepsPerNano);
+    if (step <= 0) {
+      return current;
     }
-    return current;
+    return current * DECAY[(int) Math.min(step, DECAY.length - 1)];
   }
 }
 

@@ -31,7 +31,7 @@ public sealed interface Strategy permits BuiltinStrategy {
   }
 
   /**
-   * Fewest in-flight calls per unit of weight; ties broken from a random start. Above 64 targets it
+   * Fewest in-flight calls per unit of weight; ties broken from a random start. Above 16 targets it
    * compares a random sample of 8 so a pick stays O(1).
    */
   static Strategy leastConnections() {
@@ -116,7 +116,7 @@ public sealed interface Strategy permits BuiltinStrategy {
       case "least-response-time": return leastResponseTime();
       case "concurrency-limited": return concurrencyLimited(8, 16);
       default:
-        throw new IllegalArgumentException("strategy: " + Target.quote(name) + " (expected: one of round-robin, "
+        throw new IllegalArgumentException("strategy: " + dev.fairway.lb.internal.Args.quote(name) + " (expected: one of round-robin, "
             + "weighted-round-robin, random, least-connections, power-of-two-choices, key-affinity, "
             + "consistent-hash, least-response-time, concurrency-limited)");
     }

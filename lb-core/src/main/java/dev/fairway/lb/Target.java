@@ -1,5 +1,7 @@
 package dev.fairway.lb;
 
+import static dev.fairway.lb.internal.Args.quote;
+
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -314,10 +316,6 @@ public final class Target {
     if (port < 1 || port > 65_535) {
       throw new IllegalArgumentException("port: " + port + " (expected: 1..65535)");
     }
-  }
-
-  static String quote(String s) {
-    return s == null ? "null" : "\"" + s + "\"";
   }
 
   static Target requireNonNull(Target t, String field) {

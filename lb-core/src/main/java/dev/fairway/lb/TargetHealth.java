@@ -147,18 +147,10 @@ final class TargetHealth {
    * when the target is not half-open (no permit needed), -1 when every permit is in use.
    */
   int tryBeginTrial() {
-    for (;;) {
-      if (state.phase != HealthPhase.HALF_OPEN) {
-        return 0;
-      }
-      int n = trials;
-      if (n >= rules.trialPermits) {
-        return -1;
-      }
-      if (TRIALS.compareAndSet(this, n, n + 1)) {
-        return 1;
-      }
+    if (state.phase != HealthPhase.HALF_OPEN) {
+      return 0;
     }
+    return PeakEwmaLoad.incrementBelow(TRIALS, this, rules.trialPermits) ? 1 : -1;
   }
 
   void endTrial() {

@@ -60,15 +60,7 @@ final class TrackedTarget extends PeakEwmaLoadPadAfter {
    * #resetRecordedSuccesses()}; the compare-and-set increment cannot overwrite that reset.
    */
   boolean shouldRecordSuccess(int windowSize) {
-    for (;;) {
-      int n = recordedSuccesses;
-      if (n >= windowSize) {
-        return false;
-      }
-      if (RECORDED_SUCCESSES.compareAndSet(this, n, n + 1)) {
-        return true;
-      }
-    }
+    return incrementBelow(RECORDED_SUCCESSES, this, windowSize);
   }
 
   void resetRecordedSuccesses() {
