@@ -10,6 +10,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -57,6 +58,7 @@ public final class LoadBalancer implements AutoCloseable {
   private final Supplier<TargetSnapshot> snapshots;
   private final AutoCloseable subscription;
   private final ActiveHealthChecker activeHealth;
+  private final AtomicBoolean closed = new AtomicBoolean();
 
   private LoadBalancer(Builder b) {
     this.service = b.service;
@@ -203,7 +205,7 @@ public final class LoadBalancer implements AutoCloseable {
    */
   @Override
   public void close() {
-    if (updater.snapshot().membershipVersion < 0) {
+    if (!closed.compareAndSet(false, true)) {
       return;
     }
     updater.close();
