@@ -1,9 +1,8 @@
 package dev.fairway.lb;
 
 import java.util.Arrays;
-import java.util.IdentityHashMap;
-import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A hash ring of virtual nodes over all members (healthy or not). Each member gets virtual nodes in
@@ -58,6 +57,8 @@ final class ConsistentHashStrategy extends BuiltinStrategy {
   }
 
   static final class Ring {
+    private static final AtomicLong BUILDS = new AtomicLong();
+
     final long membershipVersion;
     /** Sorted point positions (signed order). */
     final long[] points;
@@ -65,21 +66,18 @@ final class ConsistentHashStrategy extends BuiltinStrategy {
     final TrackedTarget[] owners;
     /** Virtual nodes per unit of weight. */
     final double scale;
-    /** How many points each member has, and the weight they were made for. */
-    final Map<TrackedTarget, Integer> counts;
-    final Map<TrackedTarget, Integer> weights;
+    /** This build's stamp in {@link TrackedTarget#ringBuild}: which members' points it holds. */
+    final long build;
     /** {@code bucketStart[b]}: the first point in bucket b (the top {@code bits} of the position). */
     private final int[] bucketStart;
     private final int bits;
 
-    private Ring(long membershipVersion, long[] points, TrackedTarget[] owners, double scale,
-        Map<TrackedTarget, Integer> counts, Map<TrackedTarget, Integer> weights) {
+    private Ring(long membershipVersion, long[] points, TrackedTarget[] owners, double scale, long build) {
       this.membershipVersion = membershipVersion;
       this.points = points;
       this.owners = owners;
       this.scale = scale;
-      this.counts = counts;
-      this.weights = weights;
+      this.build = build;
       this.bits = Math.max(1, Math.min(18, 64 - Long.numberOfLeadingZeros(Math.max(1, points.length - 1))));
       this.bucketStart = new int[(1 << bits) + 1];
       int k = 0;
@@ -96,6 +94,12 @@ final class ConsistentHashStrategy extends BuiltinStrategy {
       return (int) ((position ^ Long.MIN_VALUE) >>> (64 - bits)); // signed order as unsigned top bits
     }
 
+    /**
+     * The ring for {@code members}, reusing {@code previous}'s points where it can. The bookkeeping
+     * (which ring holds a member's points, for which count) lives in fields of the members, written
+     * only here, by the balancer's single updater thread; a field read per point is what makes the
+     * filter pass cheap.
+     */
     static Ring build(TrackedTarget[] members, long membershipVersion, Ring previous) {
       int n = members.length;
       double totalWeight = 0;
@@ -105,48 +109,48 @@ final class ConsistentHashStrategy extends BuiltinStrategy {
       double scale = previous == null ? 0 : previous.scale;
       double expected = scale * totalWeight;
       if (previous == null || expected < RING_BUDGET / 2.0 || expected > RING_BUDGET * 2.0
-          || scale * totalWeight / Math.max(1, n) > MAX_NODES_PER_TARGET) {
+          || expected / Math.max(1, n) > MAX_NODES_PER_TARGET) {
         double meanWeight = n == 0 ? 1 : totalWeight / n;
         int perTarget = Math.max(MIN_NODES_PER_TARGET, Math.min(MAX_NODES_PER_TARGET, RING_BUDGET / Math.max(1, n)));
         scale = perTarget / meanWeight;
         previous = null; // a new scale moves points: build from scratch
       }
-      Map<TrackedTarget, Integer> counts = new IdentityHashMap<>(n * 2);
-      Map<TrackedTarget, Integer> weights = new IdentityHashMap<>(n * 2);
-      Map<TrackedTarget, Boolean> placed = new IdentityHashMap<>();
+      long build = BUILDS.incrementAndGet();
       int fresh = 0;
+      int placedMembers = 0;
       for (TrackedTarget m : members) {
-        int weight = m.target.weight();
-        int count = (int) Math.max(1, Math.round(scale * weight));
-        counts.put(m, count);
-        weights.put(m, weight);
-        if (previous == null || !Integer.valueOf(weight).equals(previous.weights.get(m))) {
-          placed.put(m, Boolean.TRUE);
+        int count = (int) Math.max(1, Math.round(scale * m.target.weight()));
+        boolean keep = previous != null && m.ringBuild == previous.build && m.ringCount == count;
+        m.ringBuild = build;
+        m.ringPlacedIn = keep ? m.ringPlacedIn : build;
+        m.ringCount = count;
+        if (!keep) {
           fresh += count;
+          placedMembers++;
         }
       }
-      // The newcomers' (and re-weighted members') points, sorted.
+      // The newcomers' (and re-weighted members') points, sorted; the owner rides in the low 20 bits.
       long[] packed = new long[fresh];
-      TrackedTarget[] newOwners = new TrackedTarget[placed.size()];
+      TrackedTarget[] newOwners = new TrackedTarget[placedMembers];
       int p = 0;
       int o = 0;
       for (TrackedTarget m : members) {
-        if (placed.containsKey(m)) {
+        if (m.ringPlacedIn == build) {
           long base = Murmur3.hash64(m.target.id());
-          for (int j = 0, c = counts.get(m); j < c; j++) {
+          for (int j = 0; j < m.ringCount; j++) {
             packed[p++] = (Murmur3.fmix64(base + (j + 1) * GOLDEN) & POSITION_MASK) | o;
           }
           newOwners[o++] = m;
         }
       }
       Arrays.sort(packed);
-      // Merge them with the kept points of the previous ring (members that stayed, same weight).
+      // Merge them with the previous ring's points of members kept as they were.
+      long[] old = previous == null ? new long[0] : previous.points;
+      TrackedTarget[] oldOwners = previous == null ? new TrackedTarget[0] : previous.owners;
       int kept = 0;
-      if (previous != null) {
-        for (TrackedTarget owner : previous.owners) {
-          if (counts.containsKey(owner) && !placed.containsKey(owner)) {
-            kept++;
-          }
+      for (TrackedTarget owner : oldOwners) {
+        if (owner.ringBuild == build && owner.ringPlacedIn != build) {
+          kept++;
         }
       }
       long[] points = new long[kept + fresh];
@@ -154,10 +158,8 @@ final class ConsistentHashStrategy extends BuiltinStrategy {
       int i = 0;
       int j = 0;
       int k = 0;
-      long[] old = previous == null ? new long[0] : previous.points;
-      TrackedTarget[] oldOwners = previous == null ? new TrackedTarget[0] : previous.owners;
       while (i < old.length || j < fresh) {
-        if (i < old.length && !(counts.containsKey(oldOwners[i]) && !placed.containsKey(oldOwners[i]))) {
+        if (i < old.length && !(oldOwners[i].ringBuild == build && oldOwners[i].ringPlacedIn != build)) {
           i++; // departed or re-weighted
           continue;
         }
@@ -169,7 +171,7 @@ final class ConsistentHashStrategy extends BuiltinStrategy {
           owners[k++] = newOwners[(int) (packed[j++] & 0xFFFFFL)];
         }
       }
-      return new Ring(membershipVersion, points, owners, scale, counts, weights);
+      return new Ring(membershipVersion, points, owners, scale, build);
     }
 
     /** Index of the first point at or after {@code hash}, wrapping to 0 past the end. */

@@ -38,6 +38,14 @@ final class TrackedTarget extends PeakEwmaLoadPadAfter {
   /** True once this target left the list; its state is never reused. Written by the updater only. */
   volatile boolean removed;
 
+  // Consistent-hash ring bookkeeping, written only by the updater thread while it builds a ring.
+  /** The last ring build that includes this member's points. */
+  long ringBuild;
+  /** The ring build that computed them (older than {@link #ringBuild} when they were reused). */
+  long ringPlacedIn;
+  /** How many points it has. */
+  int ringCount;
+
   TrackedTarget(Target target, TargetHealth health, CircuitBreaker breaker) {
     this.target = target;
     this.health = health;
