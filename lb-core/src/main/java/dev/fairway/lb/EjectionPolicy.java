@@ -72,7 +72,7 @@ final class EjectionPolicy {
     if (phase != HealthPhase.HALF_OPEN) {
       window.onError(elapsedNanos, TimeUnit.NANOSECONDS, cause == null ? new Exception("failure") : cause);
     }
-    String reason = ejectionReason(Failures.classify(cause), phase, inARow, config.consecutiveFailures,
+    String reason = ejectionReason(Failures.classifyTarget(cause), phase, inARow, config.consecutiveFailures,
         window.getState() == CircuitBreaker.State.OPEN ? window.getMetrics().getFailureRate() : -1);
     if (reason != null) {
       eject(t, now, reason);

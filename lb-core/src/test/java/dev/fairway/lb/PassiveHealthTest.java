@@ -63,6 +63,17 @@ class PassiveHealthTest {
   }
 
   @Test
+  void refusedConnect_afterAnEarlierTryOnAPooledConnection_stillEjects() throws Exception {
+    // OkHttp's shape when a server dies: the pooled connection fails first (suppressed), the new
+    // connect is refused. Not safe to resend, but the target refuses connections: eject it.
+    LoadBalancer lb = lb(Strategy.roundRobin(), PassiveHealth.defaults(), t(1), t(2));
+    ConnectException refused = new ConnectException("Connection refused");
+    refused.addSuppressed(new IOException("unexpected end of stream"));
+    fail(lb, t(1), refused);
+    assertThat(state(lb, t(1))).isEqualTo(TargetState.EJECTED);
+  }
+
+  @Test
   void fiveConsecutiveFailures_eject_andASuccessResetsTheCount() throws Exception {
     LoadBalancer lb = lb(Strategy.roundRobin(), PassiveHealth.defaults(), t(1), t(2), t(3), t(4));
     for (int i = 0; i < 4; i++) {
