@@ -34,12 +34,12 @@ class BenchmarksSmokeTest {
   @Test
   void pickBenchmark_runsThroughJmh() throws Exception {
     Options options = new OptionsBuilder()
-        .parent(tiny(PickBenchmark.class.getName() + "\\.pick$"))
+        .parent(tiny(PickBenchmark.class.getName() + "\\.pick$|" + PickFloorBenchmark.class.getName() + "\\.floor$"))
         .param("strategy", "round-robin", "consistent-hash")
         .param("targets", "4")
         .build();
     Collection<RunResult> results = new Runner(options).run();
-    assertThat(results).hasSize(2);
+    assertThat(results).hasSize(3);
     assertThat(results).allSatisfy(r -> assertThat(r.getPrimaryResult().getScore()).isPositive());
   }
 

@@ -6,8 +6,11 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -16,6 +19,9 @@ import java.util.function.Supplier;
  */
 class BalancerMetrics {
   static final BalancerMetrics NOOP = new BalancerMetrics();
+
+  /** Registers the meters, for {@code members} and from now on. Called once, after subscribing succeeded. */
+  void start(TrackedTarget[] members) {}
 
   void targetAdded(TrackedTarget t) {}
 
@@ -29,54 +35,78 @@ class BalancerMetrics {
 
   void close() {}
 
-  static BalancerMetrics micrometer(MeterRegistry registry, String service, Supplier<TargetSnapshot> snapshot) {
-    return new MicrometerMetrics(registry, service, snapshot);
+  static BalancerMetrics micrometer(MeterRegistry registry, String service, Supplier<TargetSnapshot> snapshot,
+      LongSupplier ticker) {
+    return new MicrometerMetrics(registry, service, snapshot, ticker);
   }
 
   /**
-   * {@code fairway.targets{service,state}}, {@code fairway.ejections{service,target}},
-   * {@code fairway.affinity.invalidations{service}}, {@code fairway.panic{service}},
-   * {@code fairway.inflight{service,target}}. Per-target meters are removed when the target leaves,
-   * so tag cardinality follows the live list.
+   * {@code fairway.targets{service,balancer,state}}, {@code fairway.ejections{service,balancer,target}},
+   * {@code fairway.affinity.invalidations{service,balancer}}, {@code fairway.panic{service,balancer}},
+   * {@code fairway.inflight{service,balancer,target}}. The {@code balancer} tag (a number unique in
+   * the process) keeps two balancers of one service apart: each has its own meters, and closing
+   * one removes only its own. Per-target meters are removed when the target leaves, so tag
+   * cardinality follows the live list. Nothing is registered before {@link #start}.
    */
   static final class MicrometerMetrics extends BalancerMetrics {
+    private static final AtomicInteger BALANCERS = new AtomicInteger();
+
     private final MeterRegistry registry;
     private final String service;
+    private final String balancer = String.valueOf(BALANCERS.incrementAndGet());
+    private final Supplier<TargetSnapshot> snapshot;
+    private final LongSupplier ticker;
     private final List<Meter> shared = new ArrayList<>();
-    private final Counter invalidations;
-    private final Counter panic;
     private final Map<TrackedTarget, List<Meter>> perTarget = new ConcurrentHashMap<>();
     private final Map<TrackedTarget, Counter> ejections = new ConcurrentHashMap<>();
+    private volatile Counter invalidations;
+    private volatile Counter panic;
+    private volatile boolean started;
 
-    MicrometerMetrics(MeterRegistry registry, String service, Supplier<TargetSnapshot> snapshot) {
+    MicrometerMetrics(MeterRegistry registry, String service, Supplier<TargetSnapshot> snapshot, LongSupplier ticker) {
       this.registry = registry;
       this.service = service;
+      this.snapshot = snapshot;
+      this.ticker = ticker;
+    }
+
+    @Override
+    void start(TrackedTarget[] members) {
       for (TargetState state : TargetState.values()) {
         shared.add(
-            Gauge.builder("fairway.targets", snapshot, s -> count(s.get(), state))
+            Gauge.builder("fairway.targets", this, m -> m.count(state))
                 .description("Targets of the service in each state")
                 .tag("service", service)
-                .tag("state", state.name().toLowerCase(java.util.Locale.ROOT))
+                .tag("balancer", balancer)
+                .tag("state", state.name().toLowerCase(Locale.ROOT))
                 .register(registry));
       }
       invalidations =
           Counter.builder("fairway.affinity.invalidations")
               .description("Failures that dropped the affinity entries pointing at a target")
               .tag("service", service)
+              .tag("balancer", balancer)
               .register(registry);
       panic =
           Counter.builder("fairway.panic")
               .description("Picks made in panic mode (too few healthy targets, so all were used)")
               .tag("service", service)
+              .tag("balancer", balancer)
               .register(registry);
       shared.add(invalidations);
       shared.add(panic);
+      started = true;
+      for (TrackedTarget t : members) {
+        targetAdded(t);
+      }
     }
 
-    private static double count(TargetSnapshot s, TargetState state) {
+    /** Members in {@code state} as of now: a warm-up or ejection that ended reads as ended. */
+    private double count(TargetState state) {
+      long now = ticker.getAsLong();
       int n = 0;
-      for (TrackedTarget t : s.members) {
-        if (t.state == state) {
+      for (TrackedTarget t : snapshot.get().members) {
+        if (t.health.stateAt(now) == state) {
           n++;
         }
       }
@@ -85,18 +115,23 @@ class BalancerMetrics {
 
     @Override
     void targetAdded(TrackedTarget t) {
+      if (!started) {
+        return; // start() registers every member at once
+      }
       String id = t.target.id();
       List<Meter> meters = new ArrayList<>(2);
       meters.add(
           Gauge.builder("fairway.inflight", t, TrackedTarget::inFlight)
               .description("Calls in flight to the target")
               .tag("service", service)
+              .tag("balancer", balancer)
               .tag("target", id)
               .register(registry));
       Counter ejected =
           Counter.builder("fairway.ejections")
               .description("Times passive health ejected the target")
               .tag("service", service)
+              .tag("balancer", balancer)
               .tag("target", id)
               .register(registry);
       meters.add(ejected);
@@ -109,7 +144,17 @@ class BalancerMetrics {
       ejections.remove(t);
       List<Meter> meters = perTarget.remove(t);
       if (meters != null) {
-        meters.forEach(registry::remove);
+        RuntimeException failed = null;
+        for (Meter m : meters) {
+          try {
+            registry.remove(m);
+          } catch (RuntimeException e) { // a registry listener failed: still remove the others
+            failed = e;
+          }
+        }
+        if (failed != null) {
+          throw failed;
+        }
       }
     }
 
@@ -123,18 +168,28 @@ class BalancerMetrics {
 
     @Override
     void affinityInvalidated() {
-      invalidations.increment();
+      Counter c = invalidations;
+      if (c != null) {
+        c.increment();
+      }
     }
 
     @Override
     void panicPick() {
-      panic.increment();
+      Counter c = panic;
+      if (c != null) {
+        c.increment();
+      }
     }
 
     @Override
     void close() {
       for (TrackedTarget t : new ArrayList<>(perTarget.keySet())) {
-        targetRemoved(t);
+        try {
+          targetRemoved(t);
+        } catch (RuntimeException ignored) {
+          // reported by the registry's own listener; closing goes on
+        }
       }
       shared.forEach(registry::remove);
     }

@@ -11,13 +11,14 @@ import java.util.concurrent.locks.LockSupport;
  * balancer's {@code localZone} first, then lower latency average, at random among equals (the scan
  * starts at a random position). When every target is at or above soft, the least loaded one below
  * its hard limit is chosen. The in-flight increment is a compare-and-set bounded by the hard limit,
- * so the hard limit holds under any concurrency. Above 64 targets the rules are applied to a random
+ * so the hard limit holds under any concurrency. Above 16 targets the rules are applied to a random
  * sample (local zone first), falling back to a full scan only when the sample has no slot. When
  * every target is at hard, the pick waits in a
  * FIFO queue (at most {@code maxQueue} callers) for up to {@code maxWait}.
  */
 final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
-  static final int FULL_SCAN_LIMIT = 64;
+  /** Beyond 16 a full scan costs more than the pick itself (one cache line per target). */
+  static final int FULL_SCAN_LIMIT = 16;
   static final int SAMPLES = 8;
   final int softLimit;
   final int hardLimit;
@@ -57,6 +58,8 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
   }
 
   final class Instance extends StrategyInstance {
+    /** The longest single park: a wait re-reads the (injected) ticker at least this often. */
+    static final long MAX_PARK_NANOS = 10_000_000L;
     final BalancerContext context;
     final WaitQueue queue = new WaitQueue(maxQueue);
 
@@ -66,7 +69,7 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
 
     @Override
     Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
-      return new LimitedSelector(snapshot, context);
+      return new LimitedSelector(snapshot, context, queue);
     }
 
     @Override
@@ -77,19 +80,81 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
     }
 
     @Override
+    void onPublish() {
+      if (queue.hasWaiters()) {
+        queue.wakeHead(); // the new snapshot may have capacity (a new or returning target)
+      }
+    }
+
+    @Override
     void close() {
       queue.wakeAll();
     }
 
-    ConcurrencyLimitedStrategy strategy() {
-      return ConcurrencyLimitedStrategy.this;
+    /**
+     * Waits in FIFO order for a slot: only the head of the queue tries to take one, and new callers
+     * queue behind it (the selector sends them here while anyone waits). The head is woken by a
+     * release and by every published snapshot; the deadline is read from the balancer's ticker.
+     */
+    @Override
+    TrackedTarget awaitSlot(String key, Set<Target> exclude, java.util.function.Supplier<TargetSnapshot> snapshots)
+        throws NoTargetAvailableException {
+      String service = context.service;
+      long waitNanos = maxWait.toNanos();
+      if (waitNanos == 0) {
+        throw NoTargetAvailableException.of(service, atHardLimit(snapshots.get()));
+      }
+      Thread me = Thread.currentThread();
+      if (!queue.enter(me)) {
+        throw NoTargetAvailableException.of(service,
+            atHardLimit(snapshots.get()) + ", and " + maxQueue + " callers are already waiting");
+      }
+      long deadline = context.ticker.getAsLong() + waitNanos;
+      try {
+        for (;;) {
+          TargetSnapshot s = snapshots.get();
+          if (s.selector == null) {
+            throw NoTargetAvailableException.of(service, s.unavailableReason);
+          }
+          if (queue.isHead(me)) {
+            TrackedTarget t = ((LimitedSelector) s.selector).take(exclude);
+            if (t == null) {
+              throw NoTargetAvailableException.of(service,
+                  "all " + s.pickable.length + " available targets are excluded");
+            }
+            if (t != Selector.AT_CAPACITY) {
+              return t;
+            }
+          }
+          long left = deadline - context.ticker.getAsLong();
+          if (left <= 0) {
+            throw NoTargetAvailableException.of(service,
+                atHardLimit(s) + "; waited " + maxWait.toMillis() + " ms for a slot");
+          }
+          LockSupport.parkNanos(this, Math.min(left, MAX_PARK_NANOS));
+          if (Thread.interrupted()) {
+            me.interrupt();
+            throw NoTargetAvailableException.of(service, "interrupted while waiting for a slot");
+          }
+        }
+      } finally {
+        queue.leave(me);
+      }
+    }
+
+    private String atHardLimit(TargetSnapshot s) {
+      return "all " + s.pickable.length + " targets are at their hard limit of " + hardLimit + " calls in flight";
+    }
+
+    int waiting() {
+      return queue.size.get();
     }
   }
 
   /** Callers waiting for a slot, first come first served. Only the head tries to take a slot. */
   static final class WaitQueue {
     private final ConcurrentLinkedQueue<Thread> waiters = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger size = new AtomicInteger();
+    final AtomicInteger size = new AtomicInteger();
     private final int max;
 
     WaitQueue(int max) {
@@ -140,8 +205,10 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
     /** Indices of the targets in the local zone (all of them when no zone is set). */
     private final int[] local;
     private final RandomSource random;
+    private final WaitQueue queue;
 
-    LimitedSelector(TargetSnapshot snapshot, BalancerContext context) {
+    LimitedSelector(TargetSnapshot snapshot, BalancerContext context, WaitQueue queue) {
+      this.queue = queue;
       this.targets = snapshot.pickable;
       this.zoneRank = new int[targets.length];
       for (int i = 0; i < targets.length; i++) {
@@ -156,8 +223,14 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
       return true;
     }
 
+    /** For a new caller: {@link #AT_CAPACITY} while others wait, so nobody overtakes the queue. */
     @Override
     TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+      return queue.hasWaiters() ? AT_CAPACITY : take(exclude);
+    }
+
+    /** Takes a slot by the rules above: a target, {@link #AT_CAPACITY}, or null if all are excluded. */
+    TrackedTarget take(Set<Target> exclude) {
       int n = targets.length;
       if (n > FULL_SCAN_LIMIT) {
         TrackedTarget sampled = selectFromSample(exclude);

@@ -8,7 +8,8 @@ import java.util.Set;
  * weighted sample of {@value #SAMPLES} is compared, which keeps a pick O(1).
  */
 final class LeastConnectionsStrategy extends BuiltinStrategy {
-  static final int FULL_SCAN_LIMIT = 64;
+  /** Beyond 16 a full scan costs more than the pick itself (one cache line per target). */
+  static final int FULL_SCAN_LIMIT = 16;
   static final int SAMPLES = 8;
 
   @Override

@@ -4,7 +4,7 @@ import java.util.Set;
 
 /**
  * Peak-EWMA, as Finagle and Linkerd score it: cost = latency average x (in-flight + 1) / weight,
- * lowest wins. The average is time-decayed (see {@link TrackedTarget#decayedEwma}), so a target
+ * lowest wins. The average is time-decayed (see {@link PeakEwmaLoad#decayedEwma}), so a target
  * that was slow and recovered is tried again. A target with no sample yet costs nothing while idle
  * (it gets one probe call) and a large penalty while that probe is out, so a new target is measured
  * before it is trusted, and not flooded.
@@ -34,29 +34,34 @@ final class LeastResponseTimeStrategy extends BuiltinStrategy {
     };
   }
 
-  static double cost(TrackedTarget t, long weight, long nowNanos, double tauNanos) {
+  /** The target's cost; {@code perWeight} is 1 / its effective weight, {@code stepsPerNano} the decay rate. */
+  static double cost(TrackedTarget t, double perWeight, long nowNanos, double stepsPerNano) {
     int inFlight = t.inFlight;
-    double ewma = t.decayedEwma(nowNanos, tauNanos);
+    double ewma = t.decayedEwma(nowNanos, stepsPerNano);
     if (ewma == 0.0) {
-      return inFlight == 0 ? 0.0 : UNMEASURED_PENALTY * (inFlight + 1) / weight;
+      return inFlight == 0 ? 0.0 : UNMEASURED_PENALTY * (inFlight + 1) * perWeight;
     }
-    return ewma * (inFlight + 1) / weight;
+    return ewma * (inFlight + 1) * perWeight;
   }
 
   static final class LeastResponseTimeSelector extends Selector {
     private final TrackedTarget[] targets;
-    private final long[] weights;
+    /** 1 / effective weight, so scoring multiplies instead of dividing. */
+    private final double[] perWeight;
     private final WeightedSampler sampler;
     private final RandomSource random;
-    private final double tauNanos;
+    private final double stepsPerNano;
 
     LeastResponseTimeSelector(TargetSnapshot snapshot, RandomSource random, double tauNanos) {
       this.targets = snapshot.pickable;
-      this.weights = snapshot.weights;
+      this.perWeight = new double[targets.length];
+      for (int i = 0; i < targets.length; i++) {
+        perWeight[i] = 1.0 / snapshot.weights[i];
+      }
       this.sampler =
           targets.length > FULL_SCAN_LIMIT ? new WeightedSampler(snapshot.weights, snapshot.uniformWeights) : null;
       this.random = random;
-      this.tauNanos = tauNanos;
+      this.stepsPerNano = PeakEwmaLoad.DECAY_STEPS_PER_TAU / tauNanos;
     }
 
     @Override
@@ -75,7 +80,7 @@ final class LeastResponseTimeStrategy extends BuiltinStrategy {
           if (excluded(t, exclude)) {
             continue;
           }
-          double c = cost(t, weights[i], nowNanos, tauNanos);
+          double c = cost(t, perWeight[i], nowNanos, stepsPerNano);
           if (best < 0 || c < bestCost) {
             best = i;
             bestCost = c;
@@ -92,7 +97,7 @@ final class LeastResponseTimeStrategy extends BuiltinStrategy {
         boolean okA = !excluded(targets[a], exclude);
         boolean okB = !excluded(targets[b], exclude);
         if (okA && okB) {
-          return cost(targets[b], weights[b], nowNanos, tauNanos) < cost(targets[a], weights[a], nowNanos, tauNanos)
+          return cost(targets[b], perWeight[b], nowNanos, stepsPerNano) < cost(targets[a], perWeight[a], nowNanos, stepsPerNano)
               ? targets[b]
               : targets[a];
         }

@@ -7,15 +7,19 @@ import io.github.resilience4j.core.IntervalFunction;
 import java.time.Duration;
 
 /**
- * Passive health: how call outcomes reported on {@link Pick} eject failing targets. Backed by one
- * Resilience4j {@code CircuitBreaker} per target; an open breaker means the target is
- * {@link TargetState#EJECTED}.
+ * Passive health: how call outcomes reported on {@link Pick} eject failing targets. Each target has
+ * one Resilience4j {@code CircuitBreaker}, used as its outcome window only: when the window trips
+ * (failure rate, or slow-call rate if configured) the target is ejected. The target's phase itself
+ * (in service, {@link TargetState#EJECTED}, half-open) is Fairway's own state machine, not the
+ * breaker's state.
  *
  * <p>{@link #defaults()}: a target is ejected after 5 consecutive failures, or when at least 50% of
- * its last 20 calls failed (once 10 calls were seen), or at once when a connection to it is refused
- * ({@link java.net.ConnectException}). It stays out for 10 s, doubling on each repeated ejection up
- * to 5 min; then it is let back in (half-open) and its first success restores it, while a failure
- * ejects it again for twice as long. At most 50% of the targets are ejected at once.
+ * its last 20 calls failed (once 10 calls were seen), or at once when no connection to it could be
+ * made (refused, no route, connect timeout). It stays out for 10 s, doubling on each repeated
+ * ejection up to 5 min; then it is half-open: at most the configuration's
+ * {@code permittedNumberOfCallsInHalfOpenState} (3 here) trial calls are in flight at once, the first
+ * success restores it, and a failure ejects it again for twice as long. At most 50% of the targets
+ * are ejected at once.
  *
  * <p>Immutable and thread-safe; the {@code with...} methods return copies.
  */
@@ -53,7 +57,8 @@ public final class PassiveHealth {
   /**
    * Your own breaker configuration: its failure-rate window and threshold decide ejection, and its
    * {@code waitIntervalFunctionInOpenState} (called with 1 for the first ejection, 2 for a repeated
-   * one, ...) decides how long a target stays out. Refused connections still eject at once; the
+   * one, ...) decides how long a target stays out; its {@code permittedNumberOfCallsInHalfOpenState}
+   * how many trial calls a half-open target takes at once. Failed connects still eject at once; the
    * consecutive-failure rule is off unless set with {@link #withConsecutiveFailures}.
    */
   public static PassiveHealth of(CircuitBreakerConfig config) {
@@ -99,6 +104,15 @@ public final class PassiveHealth {
     return config != null && config.getSlidingWindowType() == SlidingWindowType.COUNT_BASED
         ? config.getSlidingWindowSize()
         : 0;
+  }
+
+  /**
+   * The outcome window for one target: a breaker of the configured window, used only for its
+   * verdict (it is never asked to permit a call; {@link TargetHealth} owns the phase). Null when
+   * disabled.
+   */
+  io.github.resilience4j.circuitbreaker.CircuitBreaker newWindow(String service, Target target) {
+    return config == null ? null : io.github.resilience4j.circuitbreaker.CircuitBreaker.of(service + "/" + target.id(), config);
   }
 
   long ejectionNanos(int ejectionNumber) {

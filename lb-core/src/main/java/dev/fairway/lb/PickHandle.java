@@ -7,18 +7,26 @@ final class PickHandle implements Pick {
   private static final AtomicIntegerFieldUpdater<PickHandle> DONE =
       AtomicIntegerFieldUpdater.newUpdater(PickHandle.class, "done");
 
-  private final LoadBalancer balancer;
+  private final Completions completions;
   private final TrackedTarget tracked;
   private final Target target;
   private final long startNanos;
+  /** True if this call holds one of a half-open target's trial permits. */
+  private final boolean trial;
   private volatile int done;
   private volatile long latencyNanos = -1;
 
-  PickHandle(LoadBalancer balancer, TrackedTarget tracked, long startNanos) {
-    this.balancer = balancer;
+  PickHandle(Completions completions, TrackedTarget tracked, long startNanos, boolean trial) {
+    this.completions = completions;
     this.tracked = tracked;
     this.target = tracked.target;
     this.startNanos = startNanos;
+    this.trial = trial;
+  }
+
+  /** The balancer's state of the picked target, for tests that check it after it left. */
+  TrackedTarget tracked() {
+    return tracked;
   }
 
   @Override
@@ -29,28 +37,28 @@ final class PickHandle implements Pick {
   @Override
   public void recordLatency() {
     if (done == 0 && latencyNanos < 0) {
-      latencyNanos = Math.max(0, balancer.nanoTime() - startNanos);
+      latencyNanos = Math.max(0, completions.nanoTime() - startNanos);
     }
   }
 
   @Override
   public void success() {
     if (DONE.compareAndSet(this, 0, 1)) {
-      balancer.onSuccess(tracked, startNanos, latencyNanos);
+      completions.success(tracked, startNanos, latencyNanos, trial);
     }
   }
 
   @Override
   public void failure(Throwable cause) {
     if (DONE.compareAndSet(this, 0, 1)) {
-      balancer.onFailure(tracked, startNanos, cause);
+      completions.failure(tracked, startNanos, cause, trial);
     }
   }
 
   @Override
   public void release() {
     if (DONE.compareAndSet(this, 0, 1)) {
-      balancer.onRelease(tracked);
+      completions.release(tracked, trial);
     }
   }
 

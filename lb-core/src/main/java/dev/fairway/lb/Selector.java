@@ -9,7 +9,7 @@ import java.util.Set;
  */
 abstract class Selector {
   /** Returned when every candidate is at its hard limit (only concurrency-limited does this). */
-  static final TrackedTarget AT_CAPACITY = new TrackedTarget(Target.of("at-capacity.invalid", 1), null);
+  static final TrackedTarget AT_CAPACITY = new TrackedTarget(Target.of("at-capacity.invalid", 1), null, null);
 
   /**
    * Chooses a target not in {@code exclude} ({@code null} = nothing excluded), or returns

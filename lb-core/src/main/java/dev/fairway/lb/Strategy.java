@@ -6,8 +6,11 @@ import java.time.Duration;
  * How a {@link LoadBalancer} chooses a target for each call. Obtain one from the static factories;
  * each returns a fresh, stateless description, and every balancer built with it keeps its own
  * counters and tables. All selection is lock-free and allocation-free.
+ *
+ * <p>Sealed: only Fairway's own strategies implement it, so a balancer never meets a strategy it
+ * cannot attach.
  */
-public interface Strategy {
+public sealed interface Strategy permits BuiltinStrategy {
 
   /** Strict rotation over the available targets; ignores weights. */
   static Strategy roundRobin() {
@@ -28,7 +31,7 @@ public interface Strategy {
   }
 
   /**
-   * Fewest in-flight calls per unit of weight; ties broken from a random start. Above 64 targets it
+   * Fewest in-flight calls per unit of weight; ties broken from a random start. Above 16 targets it
    * compares a random sample of 8 so a pick stays O(1).
    */
   static Strategy leastConnections() {
@@ -113,7 +116,7 @@ public interface Strategy {
       case "least-response-time": return leastResponseTime();
       case "concurrency-limited": return concurrencyLimited(8, 16);
       default:
-        throw new IllegalArgumentException("strategy: " + Target.quote(name) + " (expected: one of round-robin, "
+        throw new IllegalArgumentException("strategy: " + dev.fairway.lb.internal.Args.quote(name) + " (expected: one of round-robin, "
             + "weighted-round-robin, random, least-connections, power-of-two-choices, key-affinity, "
             + "consistent-hash, least-response-time, concurrency-limited)");
     }

@@ -1,5 +1,8 @@
 package dev.fairway.lb;
 
+import java.util.Set;
+import java.util.function.Supplier;
+
 /**
  * A strategy attached to one balancer: owns the state that must outlive a snapshot (counters,
  * affinity table, wait queue) and builds a {@link Selector} for each new snapshot.
@@ -14,6 +17,20 @@ abstract class StrategyInstance {
 
   /** Called when a hold on {@code target} ends, whatever the outcome. */
   void onRelease(TrackedTarget target) {}
+
+  /** Called after a new snapshot was published (it may have added capacity). */
+  void onPublish() {}
+
+  /**
+   * Called when the selector answered {@link Selector#AT_CAPACITY}: waits for a slot and returns the
+   * target whose slot it took. Only strategies whose selectors answer that override it.
+   *
+   * @param snapshots the balancer's current snapshot, read again after every wake-up
+   */
+  TrackedTarget awaitSlot(String key, Set<Target> exclude, Supplier<TargetSnapshot> snapshots)
+      throws NoTargetAvailableException {
+    throw new IllegalStateException(getClass().getName() + " has no capacity limit to wait for");
+  }
 
   /** The affinity table, for strategies that keep one. */
   AffinityTable affinityTable() {

@@ -1,5 +1,7 @@
 package dev.fairway.lb;
 
+import static dev.fairway.lb.internal.Args.quote;
+
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -40,8 +42,8 @@ public final class Target {
    * A target with weight 1, zone {@code ""}, no metadata and id {@code host:port}
    * ({@code [host]:port} for an IPv6 literal).
    *
-   * @throws IllegalArgumentException if {@code host} is null, blank or contains white space, or
-   *     {@code port} is outside 1..65535
+   * @throws IllegalArgumentException if {@code host} is not a DNS name, an IPv4 literal or an IPv6
+   *     literal (so {@code "10.0.0.1:8080"} is refused), or {@code port} is outside 1..65535
    */
   public static Target of(String host, int port) {
     String checkedHost = checkHost(host);
@@ -180,31 +182,140 @@ public final class Target {
     return sb.append('}').toString();
   }
 
+  /**
+   * The host as stored (an IPv6 literal without brackets). Accepts a DNS name (labels of letters,
+   * digits, '-' and '_', not starting or ending with '-', at most 63 characters each and 253 in
+   * all, an optional final dot), an IPv4 literal, or an IPv6 literal (bracketed or bare, with an
+   * optional zone id). A name made only of digits and dots must be a valid IPv4 literal, so
+   * {@code "10.0.0.1:8080"} or {@code "10.0.0.256"} is refused here rather than failing every call.
+   */
   private static String checkHost(String host) {
-    if (host == null || host.isBlank()) {
-      throw new IllegalArgumentException("host: " + quote(host) + " (expected: a host name or IP address)");
-    }
-    String h = host;
-    if (h.length() > 2 && h.charAt(0) == '[' && h.charAt(h.length() - 1) == ']') {
-      h = h.substring(1, h.length() - 1); // accept a bracketed IPv6 literal, store it bare
-    }
-    for (int i = 0; i < h.length(); i++) {
-      char c = h.charAt(i);
-      if (Character.isWhitespace(c) || c == '/' || c == '?' || c == '#' || c == '@' || c == '[' || c == ']') {
-        throw new IllegalArgumentException("host: " + quote(host) + " (expected: a host name or IP address)");
+    if (host != null && !host.isEmpty()) {
+      boolean bracketed = host.length() > 2 && host.charAt(0) == '[' && host.charAt(host.length() - 1) == ']';
+      String h = bracketed ? host.substring(1, host.length() - 1) : host;
+      if (bracketed || h.indexOf(':') >= 0 ? isIpv6(h) : isIpv4(h) || (!looksNumeric(h) && isDnsName(h))) {
+        return h;
       }
     }
-    return h;
+    throw new IllegalArgumentException("host: " + quote(host) + " (expected: a host name or IP address)");
+  }
+
+  private static boolean looksNumeric(String h) {
+    for (int i = 0; i < h.length(); i++) {
+      char c = h.charAt(i);
+      if (c != '.' && (c < '0' || c > '9')) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static boolean isIpv4(String h) {
+    int parts = 0;
+    int i = 0;
+    int n = h.length();
+    while (i <= n) {
+      int start = i;
+      int value = 0;
+      while (i < n && h.charAt(i) >= '0' && h.charAt(i) <= '9' && i - start < 3) {
+        value = value * 10 + (h.charAt(i++) - '0');
+      }
+      if (i == start || value > 255 || (i - start > 1 && h.charAt(start) == '0')) {
+        return false;
+      }
+      parts++;
+      if (i == n) {
+        return parts == 4;
+      }
+      if (h.charAt(i) != '.' || parts == 4) {
+        return false;
+      }
+      i++;
+    }
+    return false;
+  }
+
+  static boolean isIpv6(String h) {
+    int zone = h.indexOf('%');
+    if (zone >= 0) {
+      if (zone == h.length() - 1) {
+        return false;
+      }
+      for (int i = zone + 1; i < h.length(); i++) {
+        char c = h.charAt(i);
+        if (!(Character.isLetterOrDigit(c) || c == '-' || c == '_' || c == '.')) {
+          return false;
+        }
+      }
+      h = h.substring(0, zone);
+    }
+    int doubleColon = h.indexOf("::");
+    if (doubleColon >= 0 && h.indexOf("::", doubleColon + 1) >= 0) {
+      return false;
+    }
+    String head = doubleColon >= 0 ? h.substring(0, doubleColon) : h;
+    String tail = doubleColon >= 0 ? h.substring(doubleColon + 2) : "";
+    int groups = 0;
+    for (String part : new String[] {head, tail}) {
+      if (part.isEmpty()) {
+        continue;
+      }
+      String[] pieces = part.split(":", -1);
+      for (int i = 0; i < pieces.length; i++) {
+        String p = pieces[i];
+        boolean last = part == tail || doubleColon < 0 ? i == pieces.length - 1 : false;
+        if (last && p.indexOf('.') >= 0) {
+          if (!isIpv4(p)) {
+            return false;
+          }
+          groups += 2; // an embedded IPv4 address fills the last two groups
+        } else if (p.isEmpty() || p.length() > 4 || !isHex(p)) {
+          return false;
+        } else {
+          groups++;
+        }
+      }
+    }
+    return doubleColon >= 0 ? groups <= 7 : groups == 8;
+  }
+
+  private static boolean isHex(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      if (Character.digit(s.charAt(i), 16) < 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static boolean isDnsName(String h) {
+    String name = h.endsWith(".") ? h.substring(0, h.length() - 1) : h;
+    if (name.isEmpty() || name.length() > 253) {
+      return false;
+    }
+    int labelStart = 0;
+    for (int i = 0; i <= name.length(); i++) {
+      if (i == name.length() || name.charAt(i) == '.') {
+        int len = i - labelStart;
+        if (len == 0 || len > 63 || name.charAt(labelStart) == '-' || name.charAt(i - 1) == '-') {
+          return false;
+        }
+        labelStart = i + 1;
+        continue;
+      }
+      char c = name.charAt(i);
+      boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+      if (!ok) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static void checkPort(int port) {
     if (port < 1 || port > 65_535) {
       throw new IllegalArgumentException("port: " + port + " (expected: 1..65535)");
     }
-  }
-
-  static String quote(String s) {
-    return s == null ? "null" : "\"" + s + "\"";
   }
 
   static Target requireNonNull(Target t, String field) {

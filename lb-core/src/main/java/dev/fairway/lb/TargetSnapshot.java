@@ -2,8 +2,8 @@ package dev.fairway.lb;
 
 /**
  * Everything a pick needs, frozen: the members, which of them may be picked, their effective
- * weights, and the strategy's selector built for exactly this set. Built under the rebuild lock,
- * published through one volatile write, never mutated after.
+ * weights, and the strategy's selector built for exactly this set. Built by the
+ * {@link SnapshotBuilder}, published through one volatile write, never mutated after.
  */
 final class TargetSnapshot {
   /** Changes whenever the set of members or their weights change (not on health changes). */
@@ -12,13 +12,15 @@ final class TargetSnapshot {
   final TrackedTarget[] members;
   /** {@code memberPickable[i]} tells whether {@code members[i]} may be picked. */
   final boolean[] memberPickable;
-  /** The targets picks may go to: the healthy ones, or every member in panic mode. */
+  /** The targets picks may go to: the ones in service, or every member in panic mode. */
   final TrackedTarget[] pickable;
   /** Effective weight of each pickable target: weight x 100, reduced while warming (slow start). */
   final long[] weights;
   final boolean uniformWeights;
-  /** True when too few targets are healthy and picks go to every member. */
+  /** True when too few targets are in service and picks go to every member. */
   final boolean panic;
+  /** Pickable targets that are half-open: a pick of one of them must take a trial permit. */
+  final int trialTargets;
   /** Ticker time at which health or warming must be looked at again; Long.MAX_VALUE for never. */
   final long reviewAtNanos;
   /** Why nothing is pickable, for the exception message; null when something is. */
@@ -32,6 +34,7 @@ final class TargetSnapshot {
       TrackedTarget[] pickable,
       long[] weights,
       boolean panic,
+      int trialTargets,
       long reviewAtNanos,
       String unavailableReason,
       StrategyInstance strategy,
@@ -43,6 +46,7 @@ final class TargetSnapshot {
     this.weights = weights;
     this.uniformWeights = allEqual(weights);
     this.panic = panic;
+    this.trialTargets = trialTargets;
     this.reviewAtNanos = reviewAtNanos;
     this.unavailableReason = unavailableReason;
     // Last: the selector reads the fields above.

@@ -7,6 +7,8 @@ import static dev.fairway.lb.Fixtures.t;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -101,6 +103,29 @@ class ActiveHealthTest {
     assertThat(System.nanoTime() - start).isLessThan(5_000_000_000L);
     lb.pick(null, java.util.Set.of(t(2))).success(); // the trial call
     assertThat(state(lb, t(1))).isEqualTo(TargetState.HEALTHY);
+  }
+
+  @Test
+  void probeTimeout_startsWhenTheProbeRuns_soTargetsQueuedBehindSlowOnesAreProbedNotFailed() throws Exception {
+    // 10 hanging targets and 2 healthy ones, 8 probe threads: the healthy ones wait in the queue
+    // behind hanging probes, and only a timeout counted from queueing would fail them unprobed.
+    List<Target> all = new ArrayList<>();
+    for (int i = 1; i <= 12; i++) {
+      all.add(t(i));
+      if (i <= 10) {
+        answers.put(t(i), "hang");
+      }
+    }
+    lb = LoadBalancer.builder("active6").targets(all.toArray(new Target[0])).strategy(Strategy.roundRobin())
+        .passiveHealth(PassiveHealth.disabled()).panicThreshold(0)
+        .activeHealth(ActiveHealth.of(probe, Duration.ofMillis(200)).withTimeout(Duration.ofMillis(100))
+            .withUnhealthyThreshold(1).withHealthyThreshold(100).withJitter(0))
+        .build();
+    await("the hanging targets are unhealthy",
+        () -> all.subList(0, 10).stream().allMatch(t -> state(lb, t) == TargetState.UNHEALTHY));
+    await("both healthy targets were probed", () -> probes.containsKey(t(11)) && probes.containsKey(t(12)));
+    assertThat(state(lb, t(11))).isEqualTo(TargetState.HEALTHY);
+    assertThat(state(lb, t(12))).isEqualTo(TargetState.HEALTHY);
   }
 
   @Test

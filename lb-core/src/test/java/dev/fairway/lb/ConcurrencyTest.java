@@ -13,7 +13,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * 4 threads x 200,000 pick/complete cycles per strategy while another thread replaces the target list
- * every millisecond. Afterwards every in-flight count, of current and of removed targets, is 0.
+ * every millisecond. Afterwards every in-flight count, of current and of removed targets, is 0:
+ * the test keeps the balancer's state of every target it was handed (a target that leaves and comes
+ * back gets a fresh one, so only the departed instances themselves can show a leak).
  */
 class ConcurrencyTest {
   static List<String> strategies() {
@@ -33,8 +35,8 @@ class ConcurrencyTest {
     MutableTargetSource source = new MutableTargetSource(pool.subList(0, 6));
     LoadBalancer lb = LoadBalancer.builder("churn").targets(source).strategy(strategy).localZone("a")
         .passiveHealth(PassiveHealth.disabled()).build();
-    // Remember every target state ever seen so removed ones can be checked too.
-    List<TargetStatus> everSeen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    // Every per-target state a pick was ever handed, removed ones included (identity set).
+    java.util.Set<TrackedTarget> everPicked = java.util.concurrent.ConcurrentHashMap.newKeySet();
     AtomicReference<Throwable> escaped = new AtomicReference<>();
     AtomicLong cycles = new AtomicLong();
     long deadline = System.nanoTime() + 60_000_000_000L;
@@ -46,6 +48,7 @@ class ConcurrencyTest {
         for (int n = 0; n < 200_000 && System.nanoTime() < deadline; n++) {
           try {
             Pick p = lb.pick("key-" + r.nextInt(1000));
+            everPicked.add(((PickHandle) p).tracked());
             if (n % 50_000 == 0) {
               handles.add(p);
             }
@@ -68,7 +71,6 @@ class ConcurrencyTest {
       while (anyAlive(workers) && System.nanoTime() < deadline) {
         int from = r.nextInt(6);
         source.set(new ArrayList<>(pool.subList(from, from + 2 + r.nextInt(5))));
-        lb.status().forEach(everSeen::add);
         try {
           Thread.sleep(1);
         } catch (InterruptedException e) {
@@ -87,6 +89,9 @@ class ConcurrencyTest {
     source.set(pool);
     assertThat(lb.status()).allMatch(s -> s.inFlight() == 0);
     assertThat(handles).isNotEmpty();
+    long departed = everPicked.stream().filter(t -> t.removed).count();
+    assertThat(departed).as("instances of targets that left while picked").isPositive();
+    assertThat(everPicked).allMatch(t -> t.inFlight() == 0, "in flight 0, removed targets included");
   }
 
   private static boolean anyAlive(Thread[] threads) {

@@ -37,6 +37,25 @@ class ListenerTest {
   }
 
   @Test
+  void listener_isToldOfHealthChanges_withTheReason() throws Exception {
+    Fixtures.FakeTicker ticker = new Fixtures.FakeTicker();
+    LoadBalancer lb = Fixtures.builder(ticker, 1).targets(t(1), t(2)).strategy(Strategy.roundRobin()).build();
+    List<String> events = new ArrayList<>();
+    lb.addListener(new LoadBalancerListener() {
+      @Override
+      public void healthChanged(Target target, TargetState previous, TargetState current, String reason) {
+        events.add(Fixtures.name(target) + " " + previous + "->" + current + " (" + reason + ")");
+      }
+    });
+    lb.pick(null, java.util.Set.of(t(2))).failure(new java.net.ConnectException("refused"));
+    ticker.advanceMillis(10_000);
+    lb.pick(null, java.util.Set.of(t(2))).success(); // the pick applies the due trial; the success restores
+    assertThat(events).containsExactly("1 HEALTHY->EJECTED (could not connect)",
+        "1 EJECTED->HEALTHY (its ejection ended)");
+    lb.close();
+  }
+
+  @Test
   void failingListener_doesNotStopOthers_andUnregisteredOneHearsNothing() throws Exception {
     MutableTargetSource source = new MutableTargetSource(List.of(t(1)));
     LoadBalancer lb = LoadBalancer.builder("svc").targets(source).build();

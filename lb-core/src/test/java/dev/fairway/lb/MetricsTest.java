@@ -41,9 +41,20 @@ class MetricsTest {
   }
 
   @Test
-  void noRegistry_noMeters() throws Exception {
-    LoadBalancer lb = LoadBalancer.builder("svc").targets(t(1)).build();
-    lb.pick().success();
-    assertThat(registry.getMeters()).isEmpty();
+  void noRegistry_noMeters_notEvenInTheGlobalRegistry() throws Exception {
+    // Without a registry the balancer registers nothing anywhere; the global one is where a
+    // careless default would put them.
+    io.micrometer.core.instrument.Metrics.addRegistry(registry);
+    try {
+      LoadBalancer lb = LoadBalancer.builder("svc").targets(t(1)).build();
+      lb.pick().success();
+      lb.pick().failure(new ConnectException("refused"));
+      assertThat(lb.meterRegistry()).isEmpty();
+      assertThat(registry.getMeters()).isEmpty();
+      assertThat(io.micrometer.core.instrument.Metrics.globalRegistry.getMeters()).isEmpty();
+      lb.close();
+    } finally {
+      io.micrometer.core.instrument.Metrics.removeRegistry(registry);
+    }
   }
 }

@@ -63,6 +63,17 @@ class PassiveHealthTest {
   }
 
   @Test
+  void refusedConnect_afterAnEarlierTryOnAPooledConnection_stillEjects() throws Exception {
+    // OkHttp's shape when a server dies: the pooled connection fails first (suppressed), the new
+    // connect is refused. Not safe to resend, but the target refuses connections: eject it.
+    LoadBalancer lb = lb(Strategy.roundRobin(), PassiveHealth.defaults(), t(1), t(2));
+    ConnectException refused = new ConnectException("Connection refused");
+    refused.addSuppressed(new IOException("unexpected end of stream"));
+    fail(lb, t(1), refused);
+    assertThat(state(lb, t(1))).isEqualTo(TargetState.EJECTED);
+  }
+
+  @Test
   void fiveConsecutiveFailures_eject_andASuccessResetsTheCount() throws Exception {
     LoadBalancer lb = lb(Strategy.roundRobin(), PassiveHealth.defaults(), t(1), t(2), t(3), t(4));
     for (int i = 0; i < 4; i++) {
@@ -220,8 +231,10 @@ class PassiveHealthTest {
     assertThat(state(lb, t(1))).isEqualTo(TargetState.HEALTHY); // 1 of 4 failed
     fail(lb, t(1), new IOException("x")); // 2 of the last 4: 50% reaches the threshold
     assertThat(state(lb, t(1))).isEqualTo(TargetState.EJECTED);
-    ticker.advanceMillis(3_000);
-    sequence(lb, 3);
+    ticker.advanceMillis(2_999); // the config's 3 s, not the defaults' 10 s
+    assertThat(counts(sequence(lb, 6))).containsOnlyKeys("2", "3");
+    ticker.advanceMillis(1);
+    assertThat(counts(sequence(lb, 3))).containsOnlyKeys("1", "2", "3");
     assertThat(state(lb, t(1))).isEqualTo(TargetState.HEALTHY);
   }
 

@@ -345,7 +345,8 @@ class StrategySequenceTest {
 
   @Test
   void concurrencyLimited_softThenHardThenQueueThenTimeout() throws Exception {
-    LoadBalancer lb = Fixtures.builder(ticker, 5)
+    // The wait's deadline is read from the balancer's ticker: this test waits in real time.
+    LoadBalancer lb = LoadBalancer.builder("svc").random(RandomSource.seeded(5))
         .targets(t(1).withZone("a"), t(2).withZone("b"))
         .localZone("a")
         .strategy(Strategy.concurrencyLimited(2, 3, Duration.ofMillis(100)))
@@ -376,10 +377,15 @@ class StrategySequenceTest {
         throw new RuntimeException(e);
       }
     });
-    Thread.sleep(50);
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    while (lb.waitingForSlot() == 0 && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    assertThat(lb.waitingForSlot()).as("the second caller queued").isEqualTo(1);
     assertThat(waiter).isNotDone();
     holder.success();
     Pick got = waiter.get(5, TimeUnit.SECONDS);
+    assertThat(lb.waitingForSlot()).isZero();
     assertThat(got.target()).isEqualTo(t(1));
     assertThat(Fixtures.inFlight(lb, t(1))).isEqualTo(1);
   }
@@ -434,9 +440,7 @@ class StrategySequenceTest {
     p.success();
   }
 
-  private static Selector currentSelector(LoadBalancer lb) throws Exception {
-    java.lang.reflect.Field f = LoadBalancer.class.getDeclaredField("snapshot");
-    f.setAccessible(true);
-    return ((TargetSnapshot) f.get(lb)).selector;
+  private static Selector currentSelector(LoadBalancer lb) {
+    return lb.snapshot().selector;
   }
 }

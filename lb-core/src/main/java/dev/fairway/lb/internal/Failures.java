@@ -38,6 +38,19 @@ public final class Failures {
     return kind;
   }
 
+  /**
+   * What a failure says about the target its last try went to: the kind of its cause chain, as
+   * {@link #classify}, but without the downgrade for suppressed earlier tries. When OkHttp's last
+   * try could not connect after an earlier try on a pooled connection failed, the request may have
+   * been sent (so {@link #classify} says {@link FailureKind#IO}, which keeps it from being resent),
+   * yet the target did refuse the connection: passive health ejects on this one.
+   *
+   * <p>Never throws; {@code null} is {@link FailureKind#OTHER}.
+   */
+  public static FailureKind classifyTarget(Throwable failure) {
+    return classifyChain(failure);
+  }
+
   private static FailureKind classifyChain(Throwable failure) {
     Throwable t = failure;
     for (int depth = 0; t != null && depth < MAX_DEPTH; depth++, t = t.getCause()) {

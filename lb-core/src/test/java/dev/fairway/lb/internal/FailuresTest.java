@@ -61,6 +61,17 @@ class FailuresTest {
   }
 
   @Test
+  void classifyTarget_judgesTheLastTry_notTheSuppressedOnes() {
+    ConnectException last = new ConnectException("Connection refused");
+    last.addSuppressed(new IOException("unexpected end of stream"));
+    assertThat(Failures.classifyTarget(last)).isEqualTo(FailureKind.CONNECT);
+    assertThat(Failures.classifyTarget(new IOException("x", new ConnectException("refused"))))
+        .isEqualTo(FailureKind.CONNECT);
+    assertThat(Failures.classifyTarget(new IOException("unexpected end of stream"))).isEqualTo(FailureKind.IO);
+    assertThat(Failures.classifyTarget(null)).isEqualTo(FailureKind.OTHER);
+  }
+
+  @Test
   void otherFailures() {
     assertThat(Failures.classify(new IOException("unexpected end of stream"))).isEqualTo(FailureKind.IO);
     assertThat(Failures.classify(new InterruptedIOException("canceled"))).isEqualTo(FailureKind.IO);

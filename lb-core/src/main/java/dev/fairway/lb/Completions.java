@@ -1,0 +1,71 @@
+package dev.fairway.lb;
+
+import java.util.function.LongSupplier;
+
+/**
+ * What happens when a {@link Pick} completes: the load metric is updated and the slot freed, passive
+ * health hears the outcome, a trial permit is returned, the strategy is told (so a waiting caller
+ * can take the slot), and a failure drops the target's affinity entries. Runs on the completing
+ * thread; never waits for a rebuild (see {@link BalancerUpdater}).
+ */
+final class Completions {
+  private final LongSupplier ticker;
+  private final double tauNanos;
+  private final StrategyInstance strategy;
+  private final EjectionPolicy passive;
+  private final BalancerMetrics metrics;
+
+  Completions(BalancerContext context, StrategyInstance strategy, EjectionPolicy passive, BalancerMetrics metrics) {
+    this.ticker = context.ticker;
+    this.tauNanos = context.tauNanos;
+    this.strategy = strategy;
+    this.passive = passive;
+    this.metrics = metrics;
+  }
+
+  long nanoTime() {
+    return ticker.getAsLong();
+  }
+
+  void success(TrackedTarget t, long startNanos, long recordedLatencyNanos, boolean trial) {
+    long now = ticker.getAsLong();
+    long latency = recordedLatencyNanos >= 0 ? recordedLatencyNanos : Math.max(0, now - startNanos);
+    t.recordLatency(latency, now, tauNanos);
+    t.releaseSlot();
+    if (t.breaker != null) {
+      passive.onSuccess(t, latency, now);
+    }
+    if (trial) {
+      t.health.endTrial();
+    }
+    strategy.onRelease(t);
+  }
+
+  void failure(TrackedTarget t, long startNanos, Throwable cause, boolean trial) {
+    long now = ticker.getAsLong();
+    long elapsed = Math.max(0, now - startNanos);
+    // A failure never makes a target look faster than its average (a fast error is no fast answer),
+    // and never compounds: repeated failures leave the average where it was. Ejection handles them.
+    t.recordLatency(Math.max(elapsed, (long) t.ewmaNanos), now, tauNanos);
+    t.releaseSlot();
+    t.invalidateAffinity();
+    if (strategy.affinityTable() != null) {
+      metrics.affinityInvalidated();
+    }
+    if (t.breaker != null) {
+      passive.onFailure(t, elapsed, now, cause);
+    }
+    if (trial) {
+      t.health.endTrial();
+    }
+    strategy.onRelease(t);
+  }
+
+  void release(TrackedTarget t, boolean trial) {
+    t.releaseSlot();
+    if (trial) {
+      t.health.endTrial();
+    }
+    strategy.onRelease(t);
+  }
+}
