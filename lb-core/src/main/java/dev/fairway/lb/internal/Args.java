@@ -37,8 +37,16 @@ public final class Args {
   /** Throws {@link IllegalArgumentException} {@code field: value (expected: expected)} unless {@code ok}. */
   public static void requireArgument(boolean ok, String field, @Nullable Object value, String expected) {
     if (!ok) {
-      throw new IllegalArgumentException(
-          field + ": " + (value instanceof String text ? quote(text) : value) + " (expected: " + expected + ")");
+      throw invalid(field, value, expected);
     }
+  }
+
+  /**
+   * The exception {@link #requireArgument} throws, for a caller that throws it itself, so that a
+   * null check stays visible to the nullness checker: {@code if (x == null) throw invalid(...)}.
+   */
+  public static IllegalArgumentException invalid(String field, @Nullable Object value, String expected) {
+    return new IllegalArgumentException(
+        field + ": " + (value instanceof String text ? quote(text) : value) + " (expected: " + expected + ")");
   }
 }
