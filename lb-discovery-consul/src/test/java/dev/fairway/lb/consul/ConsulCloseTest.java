@@ -60,7 +60,7 @@ class ConsulCloseTest {
     assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(1000);
 
     fake.fault(Fault.NO_CLUSTER_LEADER_500);
-    ConsulTargetSource backingOff = ConsulTargetSource.builder("orders").consulUrl(fake.url())
+    ConsulTargetSource backingOff = ConsulTargetSource.builder("orders").environment(java.util.Map.of()).consulUrl(fake.url())
         .backoff(Duration.ofSeconds(30), Duration.ofSeconds(60)).build();
     try {
       TestSupport.await(Duration.ofSeconds(3), "a failed request",
