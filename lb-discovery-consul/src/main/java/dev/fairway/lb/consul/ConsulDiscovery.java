@@ -346,16 +346,14 @@ public final class ConsulDiscovery implements AutoCloseable {
     /** The default namespace ({@code ns}) of every query (Enterprise; {@code CONSUL_NAMESPACE}). */
     public Builder namespace(String ns) {
       requireUnset("namespace", namespace);
-      requireArgument(ns != null && !ns.isBlank(), "namespace", ns, "a namespace name");
-      this.namespace = ns;
+      this.namespace = requireName("namespace", ns);
       return this;
     }
 
     /** The default admin partition of every query (Enterprise; {@code CONSUL_PARTITION}). */
     public Builder partition(String name) {
       requireUnset("partition", partition);
-      requireArgument(name != null && !name.isBlank(), "partition", name, "a partition name");
-      this.partition = name;
+      this.partition = requireName("partition", name);
       return this;
     }
 
@@ -469,6 +467,13 @@ public final class ConsulDiscovery implements AutoCloseable {
           throw new IllegalArgumentException("$" + name + ": " + quote(v) + " (expected: true or false)");
       }
     }
+  }
+
+  /** A Consul name (namespace, partition, peer, datacenter): non-blank, no surrounding spaces. */
+  static String requireName(String field, String value) {
+    requireArgument(value != null && !value.isBlank() && value.equals(value.strip()), field, value,
+        "a " + field + " name");
+    return value;
   }
 
   /** The token, checked: non-blank, no surrounding spaces. The message never shows the value. */

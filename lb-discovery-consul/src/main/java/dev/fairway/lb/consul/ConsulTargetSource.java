@@ -299,8 +299,7 @@ public final class ConsulTargetSource implements TargetSource {
     /** Ask this datacenter instead of the agent's own. */
     public Builder datacenter(String dc) {
       requireUnset("datacenter", datacenter);
-      requireArgument(dc != null && !dc.isBlank(), "datacenter", dc, "a datacenter name");
-      this.datacenter = dc;
+      this.datacenter = ConsulDiscovery.requireName("datacenter", dc);
       return this;
     }
 
@@ -413,24 +412,21 @@ public final class ConsulTargetSource implements TargetSource {
     /** The namespace ({@code ?ns=}, Enterprise). Default: the discovery's, else {@code $CONSUL_NAMESPACE}. */
     public Builder namespace(String ns) {
       requireUnset("namespace", namespace);
-      requireArgument(ns != null && !ns.isBlank(), "namespace", ns, "a namespace name");
-      this.namespace = ns;
+      this.namespace = ConsulDiscovery.requireName("namespace", ns);
       return this;
     }
 
     /** The admin partition ({@code ?partition=}, Enterprise). Default: the discovery's, else {@code $CONSUL_PARTITION}. */
     public Builder partition(String name) {
       requireUnset("partition", partition);
-      requireArgument(name != null && !name.isBlank(), "partition", name, "a partition name");
-      this.partition = name;
+      this.partition = ConsulDiscovery.requireName("partition", name);
       return this;
     }
 
     /** Ask for the service as imported from this cluster peer ({@code ?peer=}). */
     public Builder peer(String name) {
       requireUnset("peer", peer);
-      requireArgument(name != null && !name.isBlank(), "peer", name, "a peer name");
-      this.peer = name;
+      this.peer = ConsulDiscovery.requireName("peer", name);
       return this;
     }
 
