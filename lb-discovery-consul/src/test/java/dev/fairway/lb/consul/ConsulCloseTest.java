@@ -75,6 +75,34 @@ class ConsulCloseTest {
   }
 
   @Test
+  void close_abortsTheRequestInFlight_theAgentSeesItsConnectionClosed() throws Exception {
+    try (java.net.ServerSocket agent = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+      agent.setSoTimeout(5000);
+      ConsulTargetSource s = ConsulTargetSource.builder("orders").environment(java.util.Map.of())
+          .consulUrl("http://127.0.0.1:" + agent.getLocalPort()).build();
+      try (java.net.Socket conn = agent.accept()) {
+        conn.setSoTimeout(3000);
+        java.io.InputStream in = conn.getInputStream();
+        byte[] buf = new byte[4096];
+        int n = in.read(buf); // the request head; it is never answered
+        assertThat(new String(buf, 0, n, java.nio.charset.StandardCharsets.US_ASCII))
+            .startsWith("GET /v1/health/service/orders HTTP/1.1");
+
+        long start = System.nanoTime();
+        s.close();
+        int eof;
+        try {
+          eof = in.read(buf);
+        } catch (java.net.SocketException reset) {
+          eof = -1; // a reset is a close too
+        }
+        assertThat(eof).as("the client closed the connection").isEqualTo(-1);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(2000);
+      }
+    }
+  }
+
+  @Test
   void whenReady_failsWithCancellation_ifClosedBeforeTheFirstReply() {
     fake.stopAgent();
     ConsulTargetSource s = fast(fake, "orders").build();
