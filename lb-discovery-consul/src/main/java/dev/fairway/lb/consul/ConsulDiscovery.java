@@ -50,10 +50,10 @@ import javax.net.ssl.SSLContext;
  * and the HTTP client's own selector thread. A blocking query waits in the selector, not on a thread:
  * measured, one discovery watching 30 services runs 4 threads (see {@code ConsulDiscoveryTest}).
  *
- * <p>What one source costs the agent: one HTTP connection, held open by its blocking query (at most
- * one request in flight per source, plus at most one more being opened while the previous one is
- * closed after an error). Consul's default {@code limits.http_max_conns_per_client} is 200 per client
- * IP: 30 services are 30 connections. On the servers, a source is one blocking query (a goroutine) for
+ * <p>What one source costs the agent: one HTTP connection, held by its blocking query and kept alive
+ * for the next one (a source never has more than one request in flight; a timed-out or cancelled
+ * query closes its connection before the next is opened). Consul's default
+ * {@code limits.http_max_conns_per_client} is 200 per client IP: 30 services are 30 connections. On the servers, a source is one blocking query (a goroutine) for
  * up to {@code wait} (+ wait/16), then one read per change, at most one read every 15 s once the
  * service churns faster than that (see {@link ConsulTargetSource.Builder#rateLimit}).
  *
@@ -72,6 +72,7 @@ public final class ConsulDiscovery implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(ConsulDiscovery.class.getName());
   private static final AtomicInteger SEQUENCE = new AtomicInteger();
   static final String DEFAULT_ADDRESS = "127.0.0.1:8500";
+  /** HTTP workers of a shared discovery; a source's own discovery needs one. */
   static final int HTTP_THREADS = 2;
 
   private final AgentConfig agent;
@@ -84,11 +85,11 @@ public final class ConsulDiscovery implements AutoCloseable {
   private final Set<ConsulTargetSource> sources = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private ConsulDiscovery(AgentConfig agent, String name) {
+  private ConsulDiscovery(AgentConfig agent, String name, int httpThreads) {
     this.agent = agent;
     this.loop = new ScheduledThreadPoolExecutor(1, daemon("fairway-consul-" + name));
     this.loop.setRemoveOnCancelPolicy(true); // cancelled waits (close) do not linger for minutes
-    this.httpExecutor = new ThreadPoolExecutor(HTTP_THREADS, HTTP_THREADS, 30, TimeUnit.SECONDS,
+    this.httpExecutor = new ThreadPoolExecutor(httpThreads, httpThreads, 30, TimeUnit.SECONDS,
         new LinkedBlockingQueue<>(), daemon("fairway-consul-" + name + "-http"));
     this.httpExecutor.allowCoreThreadTimeOut(true);
     this.http = new JdkConsulHttp(agent, httpExecutor);
@@ -209,7 +210,7 @@ public final class ConsulDiscovery implements AutoCloseable {
   }
 
   static ConsulDiscovery standalone(Builder b, String service) {
-    return new ConsulDiscovery(b.resolve(), service);
+    return new ConsulDiscovery(b.resolve(), service, 1);
   }
 
   private static ThreadFactory daemon(String prefix) {
@@ -366,11 +367,7 @@ public final class ConsulDiscovery implements AutoCloseable {
 
     /** Resolves options and environment, reads the files, and starts the discovery's threads. */
     public ConsulDiscovery build() {
-      return new ConsulDiscovery(resolve(), "discovery-" + SEQUENCE.incrementAndGet());
-    }
-
-    boolean hasToken() {
-      return token != null || tokenFile != null;
+      return new ConsulDiscovery(resolve(), "discovery-" + SEQUENCE.incrementAndGet(), HTTP_THREADS);
     }
 
     /** Options first, then the environment; every file is read here. */

@@ -33,8 +33,9 @@ import java.util.function.Consumer;
  * }</pre>
  *
  * <p>For many services, make the sources from one {@link ConsulDiscovery}: they share its HTTP
- * client and threads. A source built with {@link #builder(String)} has a discovery of its own (one
- * loop thread named {@code fairway-consul-<service>}, two HTTP worker threads), closed with it.
+ * client and threads. A source built with {@link #builder(String)} has a discovery of its own (a
+ * loop thread named {@code fairway-consul-<service>}, one HTTP worker and the JDK HTTP client's
+ * selector thread), closed with it.
  *
  * <p>What it does:
  *

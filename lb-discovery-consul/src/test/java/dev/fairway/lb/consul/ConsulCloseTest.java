@@ -32,7 +32,9 @@ class ConsulCloseTest {
       TestSupport.await(Duration.ofSeconds(2), "a blocking query in flight",
           () -> fake.requests().stream().anyMatch(r -> r.target().contains("wait=5m") && r.status() == 0));
       TestSupport.sleep(100);
-      assertThat(TestSupport.consulThreads()).extracting(Thread::getName).contains("fairway-consul-orders");
+      assertThat(TestSupport.consulThreads()).extracting(Thread::getName)
+          .as("a standalone source: its loop and one HTTP worker")
+          .containsExactlyInAnyOrder("fairway-consul-orders", "fairway-consul-orders-http-0");
     } finally {
       long start = System.nanoTime();
       s.close();
