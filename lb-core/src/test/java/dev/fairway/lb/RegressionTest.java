@@ -141,7 +141,7 @@ class RegressionTest {
         .strategy(Strategy.concurrencyLimited(1, 1, Duration.ofSeconds(30))).build();
     lb.pick();
     CompletableFuture<Pick> waiter = CompletableFuture.supplyAsync(() -> pickUnchecked(lb));
-    Thread.sleep(50);
+    awaitQueued(lb);
     assertThat(waiter).isNotDone();
     source.add(t(2));
     assertThat(waiter.get(3, TimeUnit.SECONDS).target()).isEqualTo(t(2));
@@ -153,7 +153,7 @@ class RegressionTest {
         .strategy(Strategy.concurrencyLimited(1, 1, Duration.ofSeconds(30))).build();
     lb.pick();
     CompletableFuture<Pick> waiter = CompletableFuture.supplyAsync(() -> pickUnchecked(lb));
-    Thread.sleep(50);
+    awaitQueued(lb);
     assertThat(waiter).isNotDone();
     ticker.advanceMillis(30_000);
     assertThatThrownBy(() -> waiter.get(3, TimeUnit.SECONDS))
@@ -169,13 +169,25 @@ class RegressionTest {
         .strategy(Strategy.concurrencyLimited(1, 1, Duration.ofMillis(300))).build();
     lb.pick();
     CompletableFuture<Pick> first = CompletableFuture.supplyAsync(() -> pickUnchecked(lb));
-    Thread.sleep(100);
+    awaitQueued(lb);
     assertThat(first).isNotDone();
     source.add(t(2));
     // The new slot belongs to the caller that waited; this newcomer queues behind it and times out.
     assertThatThrownBy(lb::pick).isInstanceOf(NoTargetAvailableException.class)
         .hasMessageContaining("waited 300 ms for a slot");
     assertThat(first.get(3, TimeUnit.SECONDS).target()).isEqualTo(t(2));
+  }
+
+  /**
+   * Waits (at most 5 s of real time) until one caller is parked for a slot, so the test goes on only
+   * once the waiter really queued, however slowly a loaded machine starts its thread.
+   */
+  static void awaitQueued(LoadBalancer lb) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (lb.waitingForSlot() == 0 && System.nanoTime() < deadline) {
+      Thread.sleep(1);
+    }
+    assertThat(lb.waitingForSlot()).as("a caller waits for a slot").isEqualTo(1);
   }
 
   static Pick pickUnchecked(LoadBalancer lb) {

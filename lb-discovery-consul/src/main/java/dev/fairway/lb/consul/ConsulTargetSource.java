@@ -1,83 +1,73 @@
 package dev.fairway.lb.consul;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
+import static dev.fairway.lb.internal.Args.quote;
+import static dev.fairway.lb.internal.Args.requireArgument;
+import static dev.fairway.lb.internal.Args.requireUnset;
+
 import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetSource;
+import dev.fairway.lb.internal.Targets;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.lang.System.Logger.Level;
-import java.math.BigInteger;
-import java.net.ConnectException;
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.HashSet;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
-import java.util.function.LongSupplier;
-import org.kiwiproject.consul.Consul;
-import org.kiwiproject.consul.ConsulException;
-import org.kiwiproject.consul.HealthClient;
-import org.kiwiproject.consul.model.ConsulResponse;
-import org.kiwiproject.consul.model.health.ServiceHealth;
-import org.kiwiproject.consul.option.ImmutableQueryOptions;
-import org.kiwiproject.consul.option.QueryOptions;
 
 /**
  * A live list of a service's instances from Consul's health API
  * ({@code GET /v1/health/service/<name>}), kept current with blocking queries.
  *
  * <pre>{@code
- * ConsulTargetSource orders = ConsulTargetSource.builder("orders")
- *     .consulUrl("http://127.0.0.1:8500")
- *     .token(System.getenv("CONSUL_HTTP_TOKEN"))
+ * ConsulTargetSource orders = ConsulTargetSource.builder("orders")   // $CONSUL_HTTP_ADDR, $CONSUL_HTTP_TOKEN, ...
  *     .build();                                    // starts watching at once
  * orders.whenReady().get(5, TimeUnit.SECONDS);     // optional: wait for Consul's first answer
  * LoadBalancer lb = LoadBalancer.builder("orders").targets(orders).build();
  * }</pre>
  *
+ * <p>For many services, make the sources from one {@link ConsulDiscovery}: they share its HTTP
+ * client and threads. A source built with {@link #builder(String)} has a discovery of its own (a
+ * loop thread named {@code fairway-consul-<service>}, one HTTP worker and the JDK HTTP client's
+ * selector thread), closed with it.
+ *
  * <p>What it does:
  *
  * <ul>
- *   <li>One daemon thread per source, named {@code fairway-consul-<service>}, runs blocking queries
- *       ({@code index} + {@code wait}, default 5 minutes) so a registration, deregistration or health
- *       change is seen as soon as Consul knows it. The read timeout is {@code wait + wait/16} plus a
- *       margin, above Consul's jitter.
- *   <li>Instances are classified by their worst check, node checks included: critical ones are
- *       dropped, warning ones kept with {@code Weights.Warning}, passing ones get
- *       {@code Weights.Passing} (1 and 1 when a service has no weights). {@link Builder#passingOnly()}
- *       asks Consul with {@code ?passing} instead, which drops warning instances too.
- *   <li>Target id = {@code Service.ID}; host = {@code Service.Address}, else {@code Node.Address};
- *       port = {@code Service.Port}; zone = {@code Service.Meta[zoneMetadataKey]}; metadata =
- *       {@code Service.Meta} plus {@code tags} (comma-joined). Entries without a usable address, with a
- *       port outside 1..65535 or with a weight of 0 or out of range are skipped with a warning and the
- *       {@code fairway.discovery.skipped} metric.
- *   <li>Subscribers hear only real changes (ids, addresses, weights, zones, metadata; order ignored).
- *   <li>On any error (connection refused, timeouts, 4xx/5xx, malformed or {@code null} bodies, a
- *       missing, zero or non-numeric {@code X-Consul-Index}) the last good list stays in service, the
- *       error is counted, and the loop backs off exponentially with full jitter (1 s growing to 60 s;
- *       reset by a success). After an error the next query is a fresh, non-blocking read. A token
- *       bucket (burst 5, 5 per second) caps the request rate when a service churns.
- *   <li>An index that goes backwards resets the watch to index 0 (the reply itself is used).
- *   <li>An empty reply after a non-empty one is honoured, with a warning and the
- *       {@code fairway.discovery.emptied} metric.
+ *   <li>Blocking queries ({@code index} + {@code wait}, default 5 minutes) see a registration,
+ *       deregistration or health change as soon as Consul knows it. The read timeout is
+ *       {@code wait + wait/16} plus a margin, above Consul's jitter. What one source costs the agent:
+ *       one connection and one blocking query at a time (see {@link ConsulDiscovery}).
+ *   <li>Instances count as their worst check, node checks included. Passing ones get
+ *       {@code Weights.Passing}, warning ones {@code Weights.Warning}; critical ones (maintenance
+ *       included) are passed on as {@linkplain Target#healthy() unhealthy} targets, which the balancer
+ *       uses only in panic mode. {@link Builder#passingOnly()} asks Consul with {@code ?passing}
+ *       instead, which leaves out warning and critical instances.
+ *   <li>Target id = {@code Service.ID@Node} (stable from the first sight); host =
+ *       {@code Service.Address}, else {@code Node.Address}; port = {@code Service.Port}; zone =
+ *       {@code Service.Meta[zoneMetadataKey]}; metadata = {@code Service.Meta} plus {@code tags}. Each
+ *       entry is read on its own: one that cannot be a target is skipped with a warning and the
+ *       {@code fairway.discovery.skipped} metric, and the others are published.
+ *   <li>Subscribers hear only real changes (ids, addresses, weights, zones, health, metadata; order
+ *       ignored).
+ *   <li>On any error the last good list stays, the error is counted in
+ *       {@code fairway.discovery.errors{reason}}, and the loop backs off exponentially with full jitter
+ *       (1 s growing to 60 s; reset by a success). A reply Consul filtered to {@code []} by ACL keeps
+ *       the last list too, with one warning naming the missing {@code service:read}. A token bucket
+ *       (burst 2, then one request per 15 s, as Consul's blocking-query documentation advises) holds a
+ *       churning service to polling.
  *   <li>The ACL token travels only in the {@code X-Consul-Token} header, never in a URL or a log line.
  * </ul>
  *
- * <p>Thread-safe. Listeners are called on the watch thread, one change at a time, in order. {@link
- * #close()} stops the loop promptly (the blocking call is cancelled) and leaves no thread behind.
+ * <p>Thread-safe. Listeners are called on the discovery's loop thread, one change at a time, in order;
+ * a slow listener delays the other sources of the same discovery. {@link #close()} cancels the
+ * blocking call and stops the watch at once.
  */
 public final class ConsulTargetSource implements TargetSource {
   private static final System.Logger LOG = System.getLogger(ConsulTargetSource.class.getName());
@@ -86,25 +76,16 @@ public final class ConsulTargetSource implements TargetSource {
   static final Duration MAX_WAIT = Duration.ofMinutes(10);
   static final Duration DEFAULT_BACKOFF_INITIAL = Duration.ofSeconds(1);
   static final Duration DEFAULT_BACKOFF_MAX = Duration.ofSeconds(60);
-  static final double DEFAULT_RATE_PER_SECOND = 5;
-  static final int DEFAULT_BURST = 5;
-  static final String DEFAULT_URL = "http://127.0.0.1:8500";
+  /** Consul's advice for blocking-query loops: a token bucket with burst 2, polling every 15 s under churn. */
+  static final int DEFAULT_BURST = 2;
+  static final Duration DEFAULT_REFILL = Duration.ofSeconds(15);
 
   private final String service;
-  private final String consulUrl;
-  private final List<String> tags;
-  private final String datacenter;
-  private final boolean passingOnly;
-  private final Duration wait;
-  private final String goWait;
-  private final HealthMapper mapper;
-  private final TokenBucket bucket;
-  private final Backoff backoff;
-  private final LongSupplier ticker;
+  private final ConsulDiscovery discovery;
+  private final boolean ownsDiscovery;
+  private final HealthWatch.Query query;
   private final DiscoveryMetrics metrics;
-  private final Consul consul;
-  private final HealthClient health;
-  private final Thread watcher;
+  private final HealthWatch watch;
 
   private final Object publishLock = new Object();
   private final CopyOnWriteArrayList<Consumer<List<Target>>> listeners = new CopyOnWriteArrayList<>();
@@ -113,52 +94,39 @@ public final class ConsulTargetSource implements TargetSource {
 
   /** Published via volatile; an immutable list sorted by id. */
   private volatile List<Target> targets = List.of();
-  private volatile long lastSuccessNanos;
 
-  // Watch-thread state: touched only by the watch thread.
-  private Set<String> lastSkipKeys = Set.of();
-  private String lastErrorReason;
-  private int errorsSinceSuccess;
-  private boolean leaderUnknown;
-
-  private ConsulTargetSource(Builder b, String url) {
+  private ConsulTargetSource(Builder b, ConsulDiscovery d, boolean owned) {
     this.service = b.service;
-    this.consulUrl = url;
-    this.tags = List.copyOf(b.tags);
-    this.datacenter = b.datacenter;
-    this.passingOnly = b.passingOnly;
-    this.wait = b.wait == null ? DEFAULT_WAIT : b.wait;
-    this.goWait = goDuration(wait);
-    this.mapper = new HealthMapper(b.zoneMetadataKey == null ? "zone" : b.zoneMetadataKey, b.passingOnly);
-    this.ticker = System::nanoTime;
-    this.bucket = new TokenBucket(b.ratePerSecond, b.burst, ticker);
+    this.discovery = d;
+    this.ownsDiscovery = owned;
+    AgentConfig agent = d.agent();
+    this.query = new HealthWatch.Query(service, b.passingOnly, List.copyOf(b.tags), b.datacenter, b.filter,
+        List.copyOf(b.nodeMeta), b.namespace != null ? b.namespace : agent.namespace(),
+        b.partition != null ? b.partition : agent.partition(), b.peer, b.cached, b.maxStale,
+        b.wait == null ? DEFAULT_WAIT : b.wait);
+    HealthMapper mapper = new HealthMapper(b.zoneMetadataKey == null ? "zone" : b.zoneMetadataKey, b.passingOnly);
+    Duration refill = b.refill == null ? DEFAULT_REFILL : b.refill;
+    TokenBucket bucket = new TokenBucket(refill.toNanos(), b.burst == 0 ? DEFAULT_BURST : b.burst, d.ticker());
     Duration initial = b.backoffInitial == null ? DEFAULT_BACKOFF_INITIAL : b.backoffInitial;
     Duration max = b.backoffMax == null ? DEFAULT_BACKOFF_MAX : b.backoffMax;
-    this.backoff = new Backoff(initial.toNanos(), max.toNanos(), () -> ThreadLocalRandom.current().nextDouble());
-    this.lastSuccessNanos = ticker.getAsLong();
-    Consul.Builder cb = Consul.builder()
-        .withUrl(url)
-        .withPing(false) // never fail construction because the agent is down: the loop retries
-        .withConnectTimeoutMillis(Math.min(10_000, Math.max(1_000, wait.toMillis())))
-        .withReadTimeoutMillis(readTimeout(wait).toMillis());
-    if (b.token != null) {
-      cb.withTokenAuth(b.token); // X-Consul-Token header; withAclToken would put it in the URL
-    }
-    this.consul = cb.build();
-    this.health = consul.healthClient();
-    // Registered after everything that can throw, so a failed build leaves no meters behind.
+    Backoff backoff = new Backoff(initial.toNanos(), max.toNanos(), d.random());
+    d.register(this);
     this.metrics = b.meterRegistry == null
         ? DiscoveryMetrics.NOOP
-        : DiscoveryMetrics.micrometer(b.meterRegistry, service, this::stalenessSeconds, () -> targets.size());
-
-    this.watcher = new Thread(this::watch, "fairway-consul-" + service);
-    this.watcher.setDaemon(true);
-    this.watcher.start();
+        : DiscoveryMetrics.micrometer(b.meterRegistry, service, this::stalenessSeconds,
+            () -> targets.size());
+    this.watch = new HealthWatch(query, d.http(), d.scheduler(), d.ticker(), mapper, bucket, backoff, metrics,
+        this::publish);
+    watch.start();
   }
 
-  /** A builder for a source that watches {@code serviceName}. */
+  /**
+   * A builder for a source with a connection of its own to the agent (address and token from the
+   * builder, else the environment; see {@link ConsulDiscovery}). For many services, prefer
+   * {@link ConsulDiscovery#source(String)}.
+   */
   public static Builder builder(String serviceName) {
-    return new Builder(serviceName);
+    return new Builder(serviceName, null);
   }
 
   @Override
@@ -184,9 +152,9 @@ public final class ConsulTargetSource implements TargetSource {
   }
 
   /**
-   * Completes with the list from Consul's first successful reply, also when that list is empty.
-   * Fails with {@link CancellationException} if the source is closed first. Await it with a timeout:
-   * {@code whenReady().get(5, SECONDS)}.
+   * Completes with the list from Consul's first successful reply, also when that list is empty (but
+   * not with a reply Consul emptied by ACL). Fails with {@link CancellationException} if the source is
+   * closed first. Await it with a timeout: {@code whenReady().get(5, SECONDS)}.
    */
   @Override
   public CompletableFuture<List<Target>> whenReady() {
@@ -199,418 +167,155 @@ public final class ConsulTargetSource implements TargetSource {
   }
 
   /**
-   * Stops the watch: cancels the blocking request, ends the thread (waits up to 2 seconds for it),
-   * drops the listeners and unregisters the gauges. {@link #targets()} stays readable. Idempotent.
+   * Stops the watch: cancels the blocking request, drops the listeners and unregisters the gauges;
+   * a source built with {@link #builder(String)} also stops its threads. {@link #targets()} stays
+   * readable. Idempotent.
    */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    watcher.interrupt();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-    boolean self = Thread.currentThread() == watcher;
-    do {
-      // Cancels the in-flight call (closes its socket); repeated in case the loop was just about to
-      // start a new call when the flag flipped.
-      consul.destroy();
-      if (self) {
-        break;
-      }
-      try {
-        watcher.join(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
-      }
-    } while (watcher.isAlive() && System.nanoTime() < deadline);
-    if (!self && watcher.isAlive()) {
-      LOG.log(Level.WARNING, "{0}: the Consul watch thread did not stop within 2 s", service);
-    }
+    watch.close();
+    discovery.unregister(this);
     listeners.clear();
     metrics.close();
     ready.completeExceptionally(new CancellationException("ConsulTargetSource(" + service + ") closed"));
+    if (ownsDiscovery) {
+      discovery.close();
+    }
   }
 
   @Override
   public String toString() {
-    return "ConsulTargetSource{service=" + service + ", consul=" + consulUrl
-        + (tags.isEmpty() ? "" : ", tags=" + tags)
-        + (datacenter == null ? "" : ", dc=" + datacenter)
-        + (passingOnly ? ", passingOnly" : "")
+    return "ConsulTargetSource{service=" + service + ", consul=" + discovery.consulUrl()
+        + (query.tags().isEmpty() ? "" : ", tags=" + query.tags())
+        + (query.datacenter() == null ? "" : ", dc=" + query.datacenter())
+        + (query.passingOnly() ? ", passingOnly" : "")
         + ", targets=" + targets.size() + "}";
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // The watch loop
-
-  private void watch() {
-    try {
-      watchUntilClosed();
-    } catch (Error e) {
-      LOG.log(Level.ERROR, service + ": the Consul watch thread died; the list is frozen", e);
-      throw e;
-    }
-  }
-
-  private void watchUntilClosed() {
-    BigInteger index = BigInteger.ZERO;
-    while (!closed.get()) {
-      if (!pause(bucket.reserveNanos())) {
-        break;
-      }
-      ConsulResponse<List<ServiceHealth>> reply;
-      try {
-        QueryOptions q = options(index);
-        reply = passingOnly
-            ? health.getHealthyServiceInstances(service, q)
-            : health.getAllServiceInstances(service, q);
-      } catch (Exception e) {
-        // Exception, not RuntimeException: OkHttp's Kotlin code can throw a checked
-        // InterruptedException when close() interrupts this thread mid-call.
-        if (closed.get()) {
-          break;
-        }
-        index = BigInteger.ZERO;
-        if (!failed(reason(e), describe(e))) {
-          break;
-        }
-        continue;
-      }
-      if (closed.get()) {
-        break;
-      }
-      List<ServiceHealth> body = reply.getResponse();
-      BigInteger next = reply.getIndex();
-      if (body == null) {
-        index = BigInteger.ZERO;
-        if (!failed("null_body", "the reply body was null")) {
-          break;
-        }
-        continue;
-      }
-      if (next == null || next.signum() <= 0) {
-        // Also a missing header: the client library reads it as 0. Never block on an index < 1.
-        index = BigInteger.ZERO;
-        if (!failed("missing_index", "X-Consul-Index missing or < 1")) {
-          break;
-        }
-        continue;
-      }
-      boolean backwards = next.compareTo(index) < 0;
-      accept(body);
-      checkLeader(reply);
-      if (backwards) {
-        LOG.log(Level.INFO, "{0}: X-Consul-Index went backwards ({1} -> {2}); watching from 0 again",
-            service, index, next);
-        index = BigInteger.ZERO;
-        metrics.error("index_backwards");
-        if (!pause(backoff.nextDelayNanos())) {
-          break;
-        }
-        continue;
-      }
-      index = next;
-      if (errorsSinceSuccess > 0) {
-        LOG.log(Level.INFO, "{0}: Consul answers again after {1} failed attempt(s)", service, errorsSinceSuccess);
-      }
-      errorsSinceSuccess = 0;
-      lastErrorReason = null;
-      backoff.reset();
-    }
-  }
-
-  private QueryOptions options(BigInteger index) {
-    ImmutableQueryOptions.Builder q = ImmutableQueryOptions.builder();
-    if (index.signum() > 0) {
-      q.wait(goWait).index(index);
-    }
-    if (datacenter != null) {
-      q.datacenter(datacenter);
-    }
-    q.tag(tags);
-    return q.build();
-  }
-
-  /** Maps and publishes one good reply. */
-  private void accept(List<ServiceHealth> body) {
-    HealthMapper.Mapped mapped = mapper.map(body);
-    reportSkips(mapped.skipped());
-    lastSuccessNanos = ticker.getAsLong();
-    publish(mapped.targets());
-    ready.complete(mapped.targets());
-  }
-
-  private void publish(List<Target> next) {
-    synchronized (publishLock) {
-      List<Target> previous = targets;
-      if (sameTargets(previous, next)) {
-        return;
-      }
-      if (next.isEmpty() && !previous.isEmpty()) {
-        LOG.log(Level.WARNING, "{0}: Consul now lists no usable instance (had {1}); honouring the empty list",
-            service, previous.size());
-        metrics.emptied();
-      }
-      targets = next;
-      metrics.updated();
-      for (Consumer<List<Target>> l : listeners) {
-        try {
-          l.accept(next);
-        } catch (RuntimeException e) {
-          LOG.log(Level.WARNING, service + ": a target listener failed", e);
-        }
-      }
-    }
-  }
-
-  private void reportSkips(List<HealthMapper.Skip> skipped) {
-    if (skipped.isEmpty() && lastSkipKeys.isEmpty()) {
-      return;
-    }
-    Set<String> keys = new HashSet<>();
-    for (HealthMapper.Skip s : skipped) {
-      keys.add(s.key() + "/" + s.reason());
-      if (!lastSkipKeys.contains(s.key() + "/" + s.reason())) {
-        // Logged and counted when an entry turns bad, not on every reply that still carries it.
-        LOG.log(Level.WARNING, "{0}: skipped Consul entry {1} ({2}): {3}", service, s.key(), s.reason(), s.detail());
-        metrics.skipped(s.reason());
-      }
-    }
-    lastSkipKeys = keys;
-  }
-
-  private void checkLeader(ConsulResponse<?> reply) {
-    boolean unknown = !reply.isKnownLeader();
-    if (unknown && !leaderUnknown) {
-      LOG.log(Level.WARNING, "{0}: Consul reports no known leader (last contact {1} ms ago); the list may be stale",
-          service, reply.getLastContact());
-    } else if (!unknown && leaderUnknown) {
-      LOG.log(Level.INFO, "{0}: Consul has a leader again", service);
-    }
-    leaderUnknown = unknown;
-  }
-
-  /** Counts and logs one failure, then sleeps the backoff. False if closed meanwhile. */
-  private boolean failed(String reason, String detail) {
-    metrics.error(reason);
-    errorsSinceSuccess++;
-    long delay = backoff.nextDelayNanos();
-    Level level = reason.equals(lastErrorReason) ? Level.DEBUG : Level.WARNING;
-    LOG.log(level, "{0}: Consul query failed ({1}: {2}); keeping {3} target(s), retrying in {4} ms",
-        service, reason, detail, targets.size(), TimeUnit.NANOSECONDS.toMillis(delay));
-    lastErrorReason = reason;
-    return pause(delay);
-  }
-
-  /** Sleeps; false if the source was closed (or the thread interrupted by close). */
-  private boolean pause(long nanos) {
-    if (nanos <= 0) {
-      return !closed.get();
-    }
-    try {
-      TimeUnit.NANOSECONDS.sleep(nanos);
-    } catch (InterruptedException e) {
-      return false; // only close() interrupts this thread
-    }
-    return !closed.get();
+  HealthWatch watch() {
+    return watch;
   }
 
   private double stalenessSeconds() {
-    return (ticker.getAsLong() - lastSuccessNanos) / 1e9;
+    return watch.stalenessSeconds();
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Helpers
-
-  static String reason(Throwable e) {
-    if (e instanceof ConsulException && ((ConsulException) e).hasCode()) {
-      return "http_" + ((ConsulException) e).getCode();
-    }
-    for (Throwable c = e; c != null; c = c.getCause()) {
-      if (c instanceof NumberFormatException) {
-        return "bad_index";
-      }
-      if (c instanceof JsonProcessingException) {
-        return "malformed";
-      }
-      if (c instanceof ConnectException) {
-        return "connect";
-      }
-      if (c instanceof InterruptedIOException) {
-        return "timeout";
-      }
-      if (c instanceof IOException) {
-        return "io";
-      }
-      if (c.getCause() == c) {
-        break;
+  /** Called by the watch with every good list; publishes it when it differs from the current one. */
+  private void publish(List<Target> next) {
+    synchronized (publishLock) {
+      List<Target> previous = targets;
+      if (!Targets.sameTargets(previous, next)) {
+        if (next.isEmpty() && !previous.isEmpty()) {
+          LOG.log(Level.WARNING, "{0}: Consul now lists no usable instance (had {1}); honouring the empty list",
+              service, previous.size());
+          metrics.emptied();
+        }
+        targets = next;
+        metrics.updated();
+        for (Consumer<List<Target>> l : listeners) {
+          try {
+            l.accept(next);
+          } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, service + ": a target listener failed", e);
+          }
+        }
       }
     }
-    return "unexpected";
-  }
-
-  private static String describe(Throwable e) {
-    Throwable root = e;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
-    String m = root == e ? String.valueOf(e.getMessage()) : e.getMessage() + " / " + root;
-    m = m.replaceAll("\\s+", " ");
-    return m.length() > 200 ? m.substring(0, 200) + "..." : m;
-  }
-
-  /** True if both lists hold the same targets with the same address, weight, zone and metadata. */
-  static boolean sameTargets(List<Target> a, List<Target> b) {
-    if (a.size() != b.size()) {
-      return false;
-    }
-    Map<String, Target> byId = new HashMap<>();
-    for (Target t : a) {
-      byId.put(t.id(), t);
-    }
-    for (Target t : b) {
-      Target old = byId.get(t.id());
-      if (old == null
-          || !old.host().equals(t.host())
-          || old.port() != t.port()
-          || old.weight() != t.weight()
-          || !old.zone().equals(t.zone())
-          || !old.metadata().equals(t.metadata())) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /** A Go duration string for Consul's {@code wait}: {@code 5m}, {@code 30s} or {@code 1500ms}. */
-  static String goDuration(Duration d) {
-    long ms = d.toMillis();
-    if (ms % 60_000 == 0) {
-      return ms / 60_000 + "m";
-    }
-    if (ms % 1_000 == 0) {
-      return ms / 1_000 + "s";
-    }
-    return ms + "ms";
-  }
-
-  /** Above Consul's longest answer time: wait, plus up to wait/16 of jitter, plus a margin. */
-  static Duration readTimeout(Duration wait) {
-    long waitMs = wait.toMillis();
-    long margin = Math.min(30_000, Math.max(1_000, waitMs / 10));
-    return Duration.ofMillis(waitMs + waitMs / 16 + margin);
-  }
-
-  static String normalizeUrl(String field, String url) {
-    String u = url.trim();
-    if (!u.contains("://")) {
-      u = "http://" + u; // CONSUL_HTTP_ADDR is often host:port
-    }
-    URI uri;
-    try {
-      uri = new URI(u);
-    } catch (URISyntaxException e) {
-      throw new IllegalArgumentException(field + ": " + url + " (expected: http(s)://host:port)");
-    }
-    String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
-    if (!(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null
-        || uri.getRawQuery() != null || uri.getRawUserInfo() != null) {
-      throw new IllegalArgumentException(field + ": " + url + " (expected: http(s)://host:port)");
-    }
-    return u.endsWith("/") ? u.substring(0, u.length() - 1) : u;
+    ready.complete(next);
   }
 
   // ---------------------------------------------------------------------------------------------
 
   /**
    * Configures a {@link ConsulTargetSource}. Every setter validates its argument and names it in the
-   * message; single-valued options may be set once. Not thread-safe.
+   * message ({@link IllegalArgumentException}); single-valued options may be set once
+   * ({@link IllegalStateException}). Not thread-safe.
    */
   public static final class Builder {
     private final String service;
-    private String consulUrl;
+    private final ConsulDiscovery discovery; // null: build() makes one from agent below
+    private final ConsulDiscovery.Builder agent = ConsulDiscovery.builder();
     private final Set<String> tags = new LinkedHashSet<>();
+    private final List<String> nodeMeta = new ArrayList<>();
     private String datacenter;
-    private String token;
     private String zoneMetadataKey;
     private boolean passingOnly;
     private MeterRegistry meterRegistry;
     private Duration wait;
     private Duration backoffInitial;
     private Duration backoffMax;
-    private double ratePerSecond = DEFAULT_RATE_PER_SECOND;
-    private int burst = DEFAULT_BURST;
-    private boolean rateSet;
+    private int burst;
+    private Duration refill;
+    private boolean cached;
+    private Duration maxStale;
+    private String filter;
+    private String namespace;
+    private String partition;
+    private String peer;
 
-    private Builder(String service) {
+    Builder(String service, ConsulDiscovery discovery) {
       if (service == null || service.isBlank() || service.contains("/") || !service.equals(service.strip())) {
         throw new IllegalArgumentException("serviceName: " + quote(service)
             + " (expected: a Consul service name, non-blank, no '/' or surrounding spaces)");
       }
       this.service = service;
+      this.discovery = discovery;
     }
 
     /**
      * The Consul agent's HTTP address, such as {@code http://127.0.0.1:8500}. Default:
      * {@code $CONSUL_HTTP_ADDR} (a bare {@code host:port} means http), else
-     * {@code http://127.0.0.1:8500}.
+     * {@code http://127.0.0.1:8500}. Not for a builder from {@link ConsulDiscovery#source}: set it there.
      */
     public Builder consulUrl(String url) {
-      once(consulUrl, "consulUrl");
-      if (url == null || url.isBlank()) {
-        throw new IllegalArgumentException("consulUrl: " + quote(url) + " (expected: http(s)://host:port)");
-      }
-      this.consulUrl = normalizeUrl("consulUrl", url);
+      standaloneOnly("consulUrl");
+      agent.consulUrl(url);
       return this;
     }
 
-    /** Only instances carrying this tag; call again for more tags (all must match). */
+    /**
+     * The ACL token, sent as the {@code X-Consul-Token} header; never put in a URL or logged. Default:
+     * {@code $CONSUL_HTTP_TOKEN_FILE}, then {@code $CONSUL_HTTP_TOKEN}. Not for a builder from
+     * {@link ConsulDiscovery#source}: set it there.
+     */
+    public Builder token(String aclToken) {
+      standaloneOnly("token");
+      agent.token(aclToken);
+      return this;
+    }
+
+    /** Only instances carrying this tag (Consul matches case-insensitively); call again for more (all must match). */
     public Builder tag(String tag) {
-      if (tag == null || tag.isBlank()) {
-        throw new IllegalArgumentException("tag: " + quote(tag) + " (expected: a non-blank tag)");
+      requireArgument(tag != null && !tag.isBlank(), "tag", tag, "a non-blank tag");
+      if (tags.contains(tag)) {
+        throw new IllegalStateException("tag " + quote(tag) + " was already added");
       }
-      if (!tags.add(tag)) {
-        throw new IllegalStateException("tag: " + tag + " was already added");
-      }
+      tags.add(tag);
       return this;
     }
 
     /** Ask this datacenter instead of the agent's own. */
     public Builder datacenter(String dc) {
-      once(datacenter, "datacenter");
-      if (dc == null || dc.isBlank()) {
-        throw new IllegalArgumentException("datacenter: " + quote(dc) + " (expected: a datacenter name)");
-      }
-      this.datacenter = dc;
-      return this;
-    }
-
-    /** The ACL token, sent as the {@code X-Consul-Token} header; never put in a URL or logged. */
-    public Builder token(String aclToken) {
-      if (token != null) {
-        throw new IllegalStateException("token was already set");
-      }
-      if (aclToken == null || aclToken.isBlank() || !aclToken.equals(aclToken.strip())) {
-        // The value itself is deliberately left out of the message.
-        throw new IllegalArgumentException("token: " + (aclToken == null ? "null" : "blank or padded")
-            + " (expected: a non-blank ACL token)");
-      }
-      this.token = aclToken;
+      requireUnset("datacenter", datacenter);
+      this.datacenter = ConsulDiscovery.requireName("datacenter", dc);
       return this;
     }
 
     /** The {@code Service.Meta} key whose value becomes {@link Target#zone()}. Default {@code zone}. */
     public Builder zoneMetadataKey(String key) {
-      once(zoneMetadataKey, "zoneMetadataKey");
-      if (key == null || key.isBlank()) {
-        throw new IllegalArgumentException("zoneMetadataKey: " + quote(key) + " (expected: a non-blank key)");
-      }
+      requireUnset("zoneMetadataKey", zoneMetadataKey);
+      requireArgument(key != null && !key.isBlank(), "zoneMetadataKey", key, "a non-blank key");
       this.zoneMetadataKey = key;
       return this;
     }
 
-    /** Query with {@code ?passing}: only instances whose checks all pass (no warning instances). */
+    /**
+     * Query with {@code ?passing}: only instances whose checks all pass. Warning instances are left
+     * out, and critical ones never reach the balancer (not even for its panic mode).
+     */
     public Builder passingOnly() {
       this.passingOnly = true;
       return this;
@@ -618,10 +323,8 @@ public final class ConsulTargetSource implements TargetSource {
 
     /** Where the {@code fairway.discovery.*} meters go. Without it, nothing is measured. */
     public Builder meterRegistry(MeterRegistry registry) {
-      once(meterRegistry, "meterRegistry");
-      if (registry == null) {
-        throw new IllegalArgumentException("meterRegistry: null (expected: a MeterRegistry)");
-      }
+      requireUnset("meterRegistry", meterRegistry);
+      requireArgument(registry != null, "meterRegistry", null, "a MeterRegistry");
       this.meterRegistry = registry;
       return this;
     }
@@ -631,10 +334,9 @@ public final class ConsulTargetSource implements TargetSource {
      * minutes, at least 1 second, at most 10 minutes (Consul's own limit).
      */
     public Builder waitTime(Duration wait) {
-      once(this.wait, "waitTime");
-      if (wait == null || wait.compareTo(Duration.ofSeconds(1)) < 0 || wait.compareTo(MAX_WAIT) > 0) {
-        throw new IllegalArgumentException("waitTime: " + wait + " (expected: PT1S..PT10M)");
-      }
+      requireUnset("waitTime", this.wait);
+      requireArgument(wait != null && wait.compareTo(Duration.ofSeconds(1)) >= 0 && wait.compareTo(MAX_WAIT) <= 0,
+          "waitTime", wait, "PT1S..PT10M");
       this.wait = wait;
       return this;
     }
@@ -644,54 +346,116 @@ public final class ConsulTargetSource implements TargetSource {
      * {@code min(max, initial * 2^n)}. Default 1 s growing to 60 s.
      */
     public Builder backoff(Duration initial, Duration max) {
-      once(backoffInitial, "backoff");
-      if (initial == null || initial.toMillis() < 1 || initial.compareTo(Duration.ofHours(1)) > 0) {
-        throw new IllegalArgumentException("backoff initial: " + initial + " (expected: PT0.001S..PT1H)");
-      }
-      if (max == null || max.compareTo(initial) < 0 || max.compareTo(Duration.ofHours(1)) > 0) {
-        throw new IllegalArgumentException("backoff max: " + max + " (expected: " + initial + "..PT1H)");
-      }
+      requireUnset("backoff", backoffInitial == null ? null : backoffInitial + ".." + backoffMax);
+      requireArgument(initial != null && initial.toMillis() >= 1 && initial.compareTo(Duration.ofHours(1)) <= 0,
+          "backoff initial", initial, "PT0.001S..PT1H");
+      requireArgument(max != null && max.compareTo(initial) >= 0 && max.compareTo(Duration.ofHours(1)) <= 0,
+          "backoff max", max, initial + "..PT1H");
       this.backoffInitial = initial;
       this.backoffMax = max;
       return this;
     }
 
-    /** Test hook: the token bucket in front of every request. */
-    Builder rateLimit(double perSecond, int burst) {
-      if (rateSet) {
-        throw new IllegalStateException("rateLimit was already set");
-      }
-      if (!(perSecond > 0) || Double.isInfinite(perSecond)) {
-        throw new IllegalArgumentException("rateLimit perSecond: " + perSecond + " (expected: > 0)");
-      }
-      if (burst < 1) {
-        throw new IllegalArgumentException("rateLimit burst: " + burst + " (expected: >= 1)");
-      }
-      this.rateSet = true;
-      this.ratePerSecond = perSecond;
+    /**
+     * The token bucket in front of every query: {@code burst} queries at once, then one per
+     * {@code refillEvery}. Default: burst 2, one per 15 s, Consul's own advice for blocking-query
+     * loops (happy case unaffected, a churning service degrades into polling every 15 s).
+     */
+    public Builder rateLimit(int burst, Duration refillEvery) {
+      requireUnset("rateLimit", refill == null ? null : this.burst + " per " + refill);
+      requireArgument(burst >= 1 && burst <= 1000, "rateLimit burst", burst, "1..1000");
+      requireArgument(refillEvery != null && refillEvery.toNanos() >= 1_000_000
+          && refillEvery.compareTo(Duration.ofHours(1)) <= 0, "rateLimit refillEvery", refillEvery, "PT0.001S..PT1H");
       this.burst = burst;
+      this.refill = refillEvery;
+      return this;
+    }
+
+    /**
+     * Ask through the agent's cache ({@code ?cached}), which also lets the agent use Consul's
+     * streaming backend. The cache's {@code Age} counts into {@code fairway.discovery.staleness}.
+     */
+    public Builder cached() {
+      this.cached = true;
+      return this;
+    }
+
+    /**
+     * Let any server answer ({@code ?stale}), spreading reads off the leader; a reply whose
+     * {@code X-Consul-LastContact} is above {@code maxStale} is not used, and the query is repeated at
+     * once against the leader (counted as {@code errors{reason=too_stale}}).
+     */
+    public Builder stale(Duration maxStale) {
+      requireUnset("stale", this.maxStale);
+      requireArgument(maxStale != null && !maxStale.isNegative() && maxStale.compareTo(Duration.ofHours(1)) <= 0,
+          "stale maxStale", maxStale, "PT0S..PT1H");
+      this.maxStale = maxStale;
+      return this;
+    }
+
+    /** A filter expression ({@code ?filter=}), e.g. {@code Service.Meta.env == "prod"}. */
+    public Builder filter(String expression) {
+      requireUnset("filter", filter);
+      requireArgument(expression != null && !expression.isBlank(), "filter", expression, "a filter expression");
+      this.filter = expression;
+      return this;
+    }
+
+    /** Only instances on nodes with this metadata ({@code ?node-meta=key:value}); repeatable, all must match. */
+    public Builder nodeMeta(String key, String value) {
+      requireArgument(key != null && !key.isBlank() && !key.contains(":"), "nodeMeta key", key,
+          "a non-blank key without ':'");
+      requireArgument(value != null, "nodeMeta value", null, "a value, possibly empty");
+      nodeMeta.add(key + ":" + value);
+      return this;
+    }
+
+    /** The namespace ({@code ?ns=}, Enterprise). Default: the discovery's, else {@code $CONSUL_NAMESPACE}. */
+    public Builder namespace(String ns) {
+      requireUnset("namespace", namespace);
+      this.namespace = ConsulDiscovery.requireName("namespace", ns);
+      return this;
+    }
+
+    /** The admin partition ({@code ?partition=}, Enterprise). Default: the discovery's, else {@code $CONSUL_PARTITION}. */
+    public Builder partition(String name) {
+      requireUnset("partition", partition);
+      this.partition = ConsulDiscovery.requireName("partition", name);
+      return this;
+    }
+
+    /** Ask for the service as imported from this cluster peer ({@code ?peer=}). */
+    public Builder peer(String name) {
+      requireUnset("peer", peer);
+      this.peer = ConsulDiscovery.requireName("peer", name);
+      return this;
+    }
+
+    /** Test hook: the environment a standalone source reads instead of {@link System#getenv()}. */
+    Builder environment(Map<String, String> env) {
+      standaloneOnly("environment");
+      agent.environment(env);
       return this;
     }
 
     /** Builds the source and starts watching at once; {@link #whenReady()} tells when Consul answered. */
     public ConsulTargetSource build() {
-      String url = consulUrl;
-      if (url == null) {
-        String env = System.getenv("CONSUL_HTTP_ADDR");
-        url = env == null || env.isBlank() ? DEFAULT_URL : normalizeUrl("consulUrl ($CONSUL_HTTP_ADDR)", env);
+      if (discovery != null) {
+        return new ConsulTargetSource(this, discovery, false);
       }
-      return new ConsulTargetSource(this, url);
-    }
-
-    private static void once(Object current, String field) {
-      if (current != null) {
-        throw new IllegalStateException(field + " was already set");
+      ConsulDiscovery own = ConsulDiscovery.standalone(agent, service);
+      try {
+        return new ConsulTargetSource(this, own, true);
+      } catch (RuntimeException e) {
+        own.close();
+        throw e;
       }
     }
 
-    private static String quote(String s) {
-      return s == null ? "null" : "\"" + s + "\"";
+    private void standaloneOnly(String field) {
+      if (discovery != null) {
+        throw new IllegalStateException(field + " is set on the ConsulDiscovery this builder comes from");
+      }
     }
   }
-
 }

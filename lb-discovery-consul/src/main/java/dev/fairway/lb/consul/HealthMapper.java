@@ -1,42 +1,43 @@
 package dev.fairway.lb.consul;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.fairway.lb.Target;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
-import org.kiwiproject.consul.model.catalog.ServiceWeights;
-import org.kiwiproject.consul.model.health.HealthCheck;
-import org.kiwiproject.consul.model.health.Node;
-import org.kiwiproject.consul.model.health.Service;
-import org.kiwiproject.consul.model.health.ServiceHealth;
 
 /**
- * Turns one reply of {@code /v1/health/service/<name>} into targets.
+ * Turns one reply of {@code /v1/health/service/<name>} (the parsed JSON array) into targets, entry by
+ * entry: one entry that cannot be read never costs the others.
  *
  * <ul>
+ *   <li>Only the fields a target needs are read ({@code Node.Node}, {@code Node.Address},
+ *       {@code Service.ID/Address/Port/Tags/Meta/Weights}, {@code Checks[].Status}); anything else,
+ *       such as {@code Node.TaggedAddresses} with or without {@code wan}, is ignored.
  *   <li>Health: an entry counts as its worst check, node checks included (maintenance shows as a
  *       critical {@code _node_maintenance} / {@code _service_maintenance:<id>} check; an unknown
- *       status counts as critical; no checks at all counts as passing). Critical entries are dropped;
- *       warning entries stay with {@code Weights.Warning} (dropped in passing-only mode); passing
- *       entries get {@code Weights.Passing}. No {@code Weights} means 1 and 1.
- *   <li>Id: {@code Service.ID}. Consul only makes service ids unique per node, so when one reply holds
- *       the same id on several nodes, each of them becomes {@code <ID>@<Node>}; an id that is still
- *       not unique after that (a repeated entry) is skipped.
+ *       status counts as critical; no checks at all counts as passing). Passing entries get
+ *       {@code Weights.Passing}, warning ones {@code Weights.Warning}; critical ones stay in the list as
+ *       {@linkplain Target#healthy() unhealthy} targets with {@code Weights.Passing}, so that the
+ *       balancer's panic mode can still use them. In passing-only mode warning and critical entries are
+ *       dropped. No {@code Weights} means 1 and 1.
+ *   <li>Id: {@code Service.ID@Node.Node}, from the first sight. Consul makes service ids unique per node
+ *       only, so the node is always part of the id; the id of one instance never changes when another
+ *       node registers the same service id.
  *   <li>Address: {@code Service.Address}, else {@code Node.Address}. Port: {@code Service.Port}.
  *   <li>Zone: {@code Service.Meta[zoneKey]}, else {@code ""}. Metadata: {@code Service.Meta}, plus
  *       {@code tags} = the service tags joined with commas when there are any.
  *   <li>Skipped, with a reason: no address ({@code no_address}), an address {@link Target#of} refuses
- *       ({@code bad_address}), a port outside 1..65535 ({@code bad_port}), a weight of 0
- *       ({@code zero_weight}: the operator asked for no traffic), a negative weight or one above
- *       {@link Target#MAX_WEIGHT} ({@code bad_weight}), a null entry or one without a Service or Node
- *       ({@code incomplete}), a repeated id ({@code duplicate}).
+ *       ({@code bad_address}), a port outside 1..65535 or not a number ({@code bad_port}), a weight of 0
+ *       ({@code zero_weight}: the operator asked for no traffic), a negative weight, one above
+ *       {@link Target#MAX_WEIGHT} or not a number ({@code bad_weight}), an entry that is not an object
+ *       or lacks a Service, a Node or their names ({@code incomplete}), a repeated entry
+ *       ({@code duplicate}).
  * </ul>
  *
  * <p>Targets come back sorted by id, so equal replies give equal lists whatever order Consul used.
@@ -60,103 +61,120 @@ final class HealthMapper {
   /** An entry that could not become a target; {@code key} identifies it across replies. */
   record Skip(String key, String reason, String detail) {}
 
-  /** The outcome of one reply. */
+  /** The outcome of one reply: {@code critical} counts the unhealthy targets (or, passing-only, the dropped ones). */
   record Mapped(List<Target> targets, List<Skip> skipped, int critical, int warning) {}
 
-  Mapped map(List<ServiceHealth> entries) {
+  /** Maps a JSON array; the caller has checked that {@code entries} is one. */
+  Mapped map(JsonNode entries) {
     List<Skip> skipped = new ArrayList<>();
-    Map<String, Integer> idCounts = new HashMap<>();
-    for (ServiceHealth e : entries) {
-      if (e != null && e.getService() != null) {
-        idCounts.merge(e.getService().getId(), 1, Integer::sum);
-      }
-    }
     List<Target> targets = new ArrayList<>(entries.size());
     Set<String> ids = new HashSet<>();
     int critical = 0;
     int warning = 0;
     for (int i = 0; i < entries.size(); i++) {
-      ServiceHealth e = entries.get(i);
-      if (e == null || e.getService() == null || e.getNode() == null) {
-        skipped.add(new Skip("#" + i, "incomplete", "entry " + i + " has no Service or Node"));
+      JsonNode e = entries.get(i);
+      JsonNode s = e.path("Service");
+      JsonNode n = e.path("Node");
+      String node = text(n.path("Node"));
+      String serviceId = text(s.path("ID"));
+      if (!e.isObject() || !s.isObject() || !n.isObject() || node.isEmpty() || serviceId.isEmpty()) {
+        skipped.add(new Skip("#" + i, "incomplete", "entry " + i + " lacks Service.ID or Node.Node"));
         continue;
       }
-      Service s = e.getService();
-      Node n = e.getNode();
-      String id = s.getId();
-      if (id == null || id.isBlank() || idCounts.getOrDefault(id, 0) > 1) {
-        id = (id == null || id.isBlank() ? "" : id) + "@" + n.getNode();
-      }
-      int status = worstStatus(e.getChecks());
-      if (status == CRITICAL || (status == WARNING && passingOnly)) {
+      String id = serviceId + "@" + node;
+      int status = worstStatus(e.path("Checks"));
+      if (status != PASSING && passingOnly) {
         critical += status == CRITICAL ? 1 : 0;
         continue;
       }
-      if (status == WARNING) {
-        warning++;
+      Skip skip = null;
+      String host = text(s.path("Address"));
+      if (host.isEmpty()) {
+        host = text(n.path("Address"));
       }
-      String host = nonBlank(s.getAddress()) ? s.getAddress().trim() : n.getAddress();
-      if (!nonBlank(host)) {
-        skipped.add(new Skip(id, "no_address", "neither Service.Address nor Node.Address is set"));
-        continue;
+      JsonNode portNode = s.path("Port");
+      int port = portNode.canConvertToInt() && portNode.isIntegralNumber() ? portNode.intValue() : 0;
+      long weight = weight(s.path("Weights"), status);
+      if (host.isEmpty()) {
+        skip = new Skip(id, "no_address", "neither Service.Address nor Node.Address is set");
+      } else if (port < 1 || port > 65_535) {
+        skip = new Skip(id, "bad_port", "port " + portNode + " (expected: 1..65535)");
+      } else if (weight == 0) {
+        skip = new Skip(id, "zero_weight", "weight 0 in state " + (status == WARNING ? "warning" : "passing"));
+      } else if (weight < 0 || weight > Target.MAX_WEIGHT) {
+        skip = new Skip(id, "bad_weight", "weight " + s.path("Weights") + " (expected: 0.." + Target.MAX_WEIGHT + ")");
+      } else if (ids.contains(id)) {
+        skip = new Skip(id + "#duplicate", "duplicate", "id " + id + " appears more than once");
       }
-      int port = s.getPort();
-      if (port < 1 || port > 65_535) {
-        skipped.add(new Skip(id, "bad_port", "port " + port + " (expected: 1..65535)"));
-        continue;
-      }
-      int weight = weight(s.getWeights(), status);
-      if (weight == 0) {
-        skipped.add(new Skip(id, "zero_weight", "weight 0 in state " + (status == WARNING ? "warning" : "passing")));
-        continue;
-      }
-      if (weight < 0 || weight > Target.MAX_WEIGHT) {
-        skipped.add(new Skip(id, "bad_weight", "weight " + weight + " (expected: 0.." + Target.MAX_WEIGHT + ")"));
-        continue;
-      }
-      if (!ids.add(id)) {
-        skipped.add(new Skip(id + "#duplicate", "duplicate", "id " + id + " appears more than once"));
+      if (skip != null) {
+        skipped.add(skip);
         continue;
       }
       Target t;
       try {
-        t = Target.of(host.trim(), port);
+        t = Target.of(host, port);
       } catch (IllegalArgumentException ex) {
-        ids.remove(id);
         skipped.add(new Skip(id, "bad_address", ex.getMessage()));
         continue;
       }
-      Map<String, String> meta = s.getMeta() == null ? Map.of() : s.getMeta();
-      String zone = meta.getOrDefault(zoneKey, "");
-      targets.add(t.withId(id).withWeight(weight).withZone(zone).withMetadata(metadata(meta, s.getTags())));
+      ids.add(id);
+      if (status == WARNING) {
+        warning++;
+      } else if (status == CRITICAL) {
+        critical++;
+      }
+      Map<String, String> meta = strings(s.path("Meta"));
+      targets.add(t.withId(id).withWeight((int) weight).withZone(meta.getOrDefault(zoneKey, ""))
+          .withMetadata(metadata(meta, s.path("Tags"))).withHealthy(status != CRITICAL));
     }
     targets.sort(Comparator.comparing(Target::id));
     return new Mapped(List.copyOf(targets), List.copyOf(skipped), critical, warning);
   }
 
-  private static Map<String, String> metadata(Map<String, String> meta, List<String> tags) {
-    if (tags == null || tags.isEmpty()) {
-      return meta;
+  private static Map<String, String> strings(JsonNode object) {
+    if (!object.isObject()) {
+      return Map.of();
     }
-    Map<String, String> m = new LinkedHashMap<>(meta);
-    m.put(TAGS_KEY, String.join(",", tags));
+    Map<String, String> m = new LinkedHashMap<>();
+    object.fields().forEachRemaining(f -> {
+      if (f.getValue().isValueNode() && !f.getValue().isNull()) {
+        m.put(f.getKey(), f.getValue().asText());
+      }
+    });
     return m;
   }
 
-  private static int weight(Optional<ServiceWeights> weights, int status) {
-    if (weights == null || weights.isEmpty()) {
-      return 1;
+  private static Map<String, String> metadata(Map<String, String> meta, JsonNode tags) {
+    List<String> t = new ArrayList<>();
+    for (JsonNode tag : tags) {
+      if (tag.isTextual()) {
+        t.add(tag.textValue());
+      }
     }
-    return status == WARNING ? weights.get().getWarning() : weights.get().getPassing();
+    if (t.isEmpty()) {
+      return meta;
+    }
+    Map<String, String> m = new LinkedHashMap<>(meta);
+    m.put(TAGS_KEY, String.join(",", t));
+    return m;
   }
 
-  static int worstStatus(List<HealthCheck> checks) {
-    int worst = PASSING;
-    if (checks == null) {
-      return worst;
+  /** 1 without {@code Weights}; -1 for a value that is not a whole number (so it is skipped as bad). */
+  private static long weight(JsonNode weights, int status) {
+    if (weights.isMissingNode() || weights.isNull()) {
+      return 1;
     }
-    for (HealthCheck c : checks) {
-      int s = c == null ? CRITICAL : statusOf(c.getStatus());
+    JsonNode w = weights.path(status == WARNING ? "Warning" : "Passing");
+    if (w.isMissingNode() || w.isNull()) {
+      return 1;
+    }
+    return w.isIntegralNumber() && w.canConvertToLong() ? w.longValue() : -1;
+  }
+
+  static int worstStatus(JsonNode checks) {
+    int worst = PASSING;
+    for (JsonNode c : checks) {
+      int s = statusOf(c.path("Status"));
       if (s > worst) {
         worst = s;
       }
@@ -164,21 +182,18 @@ final class HealthMapper {
     return worst;
   }
 
-  private static int statusOf(String status) {
-    if (status == null) {
-      return CRITICAL;
-    }
-    switch (status.toLowerCase(Locale.ROOT)) {
+  private static int statusOf(JsonNode status) {
+    switch (text(status).toLowerCase(Locale.ROOT)) {
       case "passing":
         return PASSING;
       case "warning":
         return WARNING;
       default:
-        return CRITICAL; // "critical", "maintenance", anything unknown: do not route there
+        return CRITICAL; // "critical", "maintenance", missing, anything unknown: not healthy
     }
   }
 
-  private static boolean nonBlank(String s) {
-    return s != null && !s.isBlank();
+  private static String text(JsonNode n) {
+    return n.isTextual() ? n.textValue().trim() : "";
   }
 }

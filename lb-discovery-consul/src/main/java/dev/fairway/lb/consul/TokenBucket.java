@@ -3,42 +3,43 @@ package dev.fairway.lb.consul;
 import java.util.function.LongSupplier;
 
 /**
- * Limits how often the watch loop may ask Consul: {@code burst} requests at once, then
- * {@code perSecond} on average. A service whose index changes every few milliseconds would otherwise
- * turn a blocking query into a busy loop.
+ * Limits how often a watch may ask Consul: {@code burst} requests at once, then one per
+ * {@code refillNanos}. A service whose index changes every few milliseconds would otherwise turn a
+ * blocking query into a busy loop. Kept in whole nanoseconds of credit, so waits are exact.
  *
- * <p>Not thread-safe: owned by the one watch thread.
+ * <p>Not thread-safe: owned by one watch, whose steps never run concurrently.
  */
 final class TokenBucket {
-  private final double perNano;
-  private final double burst;
+  private final long refillNanos;
+  private final long capacityNanos;
   private final LongSupplier ticker;
-  private double tokens;
+  private long credit;
   private long lastRefill;
 
-  TokenBucket(double perSecond, int burst, LongSupplier ticker) {
-    if (!(perSecond > 0) || Double.isInfinite(perSecond)) {
-      throw new IllegalArgumentException("rate: " + perSecond + " (expected: > 0 requests per second)");
+  TokenBucket(long refillNanos, int burst, LongSupplier ticker) {
+    if (refillNanos < 1) {
+      throw new IllegalArgumentException("refillNanos: " + refillNanos + " (expected: >= 1)");
     }
     if (burst < 1) {
       throw new IllegalArgumentException("burst: " + burst + " (expected: >= 1)");
     }
-    this.perNano = perSecond / 1e9;
-    this.burst = burst;
+    this.refillNanos = refillNanos;
+    this.capacityNanos = Math.multiplyExact(refillNanos, (long) burst);
     this.ticker = ticker;
-    this.tokens = burst;
+    this.credit = capacityNanos;
     this.lastRefill = ticker.getAsLong();
   }
 
   /**
-   * Takes one token and returns how long to wait before using it: 0 if one was available. Tokens may
+   * Takes one token and returns how long to wait before using it: 0 if one was available. Credit may
    * go into debt, so consecutive calls return growing waits that honour the rate.
    */
   long reserveNanos() {
     long now = ticker.getAsLong();
-    tokens = Math.min(burst, tokens + (now - lastRefill) * perNano);
+    long elapsed = Math.max(0, now - lastRefill);
+    credit = credit + Math.min(elapsed, capacityNanos - Math.min(credit, capacityNanos));
     lastRefill = now;
-    tokens -= 1;
-    return tokens >= 0 ? 0 : (long) Math.ceil(-tokens / perNano);
+    credit -= refillNanos;
+    return credit >= 0 ? 0 : -credit;
   }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class BuilderTest {
@@ -20,45 +21,54 @@ class BuilderTest {
   @Test
   void consulUrl_isValidated_andABareHostPortMeansHttp() {
     assertThatThrownBy(() -> ConsulTargetSource.builder("s").consulUrl("ftp://x:21"))
-        .hasMessage("consulUrl: ftp://x:21 (expected: http(s)://host:port)");
+        .hasMessage("consulUrl: \"ftp://x:21\" (expected: http(s)://host:port)");
     assertThatThrownBy(() -> ConsulTargetSource.builder("s").consulUrl("http://x:8500/?token=abc"))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThat(ConsulTargetSource.normalizeUrl("consulUrl", "127.0.0.1:8500")).isEqualTo("http://127.0.0.1:8500");
-    assertThat(ConsulTargetSource.normalizeUrl("consulUrl", "https://consul.internal:8501/"))
+    assertThatThrownBy(() -> ConsulTargetSource.builder("s").consulUrl("http://x:8500/v1"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThat(ConsulDiscovery.normalizeUrl("consulUrl", "127.0.0.1:8500", false)).isEqualTo("http://127.0.0.1:8500");
+    assertThat(ConsulDiscovery.normalizeUrl("consulUrl", "127.0.0.1:8500", true)).isEqualTo("https://127.0.0.1:8500");
+    assertThat(ConsulDiscovery.normalizeUrl("consulUrl", "HTTPS://consul.internal:8501/", false))
         .isEqualTo("https://consul.internal:8501");
+    assertThat(ConsulDiscovery.normalizeUrl("consulUrl", "http://[::1]:8500", false)).isEqualTo("http://[::1]:8500");
   }
 
   @Test
-  void singleValuedOptions_cannotBeSetTwice() {
+  void singleValuedOptions_cannotBeSetTwice_andTheMessageNamesTheFirstValue() {
     assertThatThrownBy(() -> ConsulTargetSource.builder("s").consulUrl("http://a:1").consulUrl("http://b:1"))
-        .isInstanceOf(IllegalStateException.class).hasMessage("consulUrl was already set");
+        .isInstanceOf(IllegalStateException.class).hasMessage("consulUrl was already set to \"http://a:1\"");
     assertThatThrownBy(() -> ConsulTargetSource.builder("s").datacenter("a").datacenter("b"))
-        .hasMessage("datacenter was already set");
-    assertThatThrownBy(() -> ConsulTargetSource.builder("s").token("a").token("b"))
-        .hasMessage("token was already set");
+        .hasMessage("datacenter was already set to \"a\"");
+    assertThatThrownBy(() -> ConsulTargetSource.builder("s").waitTime(Duration.ofSeconds(5)).waitTime(Duration.ofSeconds(6)))
+        .hasMessage("waitTime was already set to PT5S");
     assertThatThrownBy(() -> ConsulTargetSource.builder("s").tag("v1").tag("v1"))
-        .hasMessage("tag: v1 was already added");
+        .isInstanceOf(IllegalStateException.class).hasMessage("tag \"v1\" was already added");
+    assertThatThrownBy(() -> ConsulTargetSource.builder("s").rateLimit(2, Duration.ofSeconds(15))
+        .rateLimit(3, Duration.ofSeconds(1))).hasMessage("rateLimit was already set to \"2 per PT15S\"");
+    assertThatThrownBy(() -> ConsulTargetSource.builder("s").filter("a == b").filter("c == d"))
+        .hasMessage("filter was already set to \"a == b\"");
   }
 
   @Test
-  void token_messageNeverEchoesTheValue() {
+  void token_setTwice_orBlank_neverEchoesTheValue() {
+    assertThatThrownBy(() -> ConsulTargetSource.builder("s").token("secret-a").token("secret-b"))
+        .isInstanceOf(IllegalStateException.class).hasMessage("token was already set")
+        .message().doesNotContain("secret");
     assertThatThrownBy(() -> ConsulTargetSource.builder("s").token(" secret "))
         .hasMessage("token: blank or padded (expected: a non-blank ACL token)")
         .message().doesNotContain("secret");
   }
 
   @Test
-  void consulUrl_defaultsToTheLocalAgent_whenCONSUL_HTTP_ADDRIsUnset() {
-    org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("CONSUL_HTTP_ADDR") == null,
-        "CONSUL_HTTP_ADDR is set; the default is not in play");
-    try (ConsulTargetSource s = ConsulTargetSource.builder("orders").build()) {
+  void consulUrl_defaultsToTheLocalAgent_whenTheEnvironmentNamesNone() {
+    try (ConsulTargetSource s = ConsulTargetSource.builder("orders").environment(Map.of()).build()) {
       assertThat(s.toString()).contains("consul=http://127.0.0.1:8500");
     }
     assertThat(TestSupport.consulThreads()).isEmpty();
   }
 
   @Test
-  void waitAndBackoff_ranges() {
+  void ranges_nameTheFieldTheValueAndTheExpectation() {
     assertThatThrownBy(() -> ConsulTargetSource.builder("s").waitTime(Duration.ofMinutes(11)))
         .hasMessage("waitTime: PT11M (expected: PT1S..PT10M)");
     assertThatThrownBy(() -> ConsulTargetSource.builder("s").waitTime(Duration.ofMillis(999)))
@@ -69,5 +79,11 @@ class BuilderTest {
         .hasMessage("zoneMetadataKey: \"\" (expected: a non-blank key)");
     assertThatThrownBy(() -> ConsulTargetSource.builder("s").meterRegistry(null))
         .hasMessage("meterRegistry: null (expected: a MeterRegistry)");
+    assertThatThrownBy(() -> ConsulTargetSource.builder("s").rateLimit(0, Duration.ofSeconds(1)))
+        .hasMessage("rateLimit burst: 0 (expected: 1..1000)");
+    assertThatThrownBy(() -> ConsulTargetSource.builder("s").stale(Duration.ofSeconds(-1)))
+        .hasMessage("stale maxStale: PT-1S (expected: PT0S..PT1H)");
+    assertThatThrownBy(() -> ConsulTargetSource.builder("s").nodeMeta("rack:1", "x"))
+        .hasMessage("nodeMeta key: \"rack:1\" (expected: a non-blank key without ':')");
   }
 }

@@ -32,7 +32,9 @@ class ConsulCloseTest {
       TestSupport.await(Duration.ofSeconds(2), "a blocking query in flight",
           () -> fake.requests().stream().anyMatch(r -> r.target().contains("wait=5m") && r.status() == 0));
       TestSupport.sleep(100);
-      assertThat(TestSupport.consulThreads()).extracting(Thread::getName).contains("fairway-consul-orders");
+      assertThat(TestSupport.consulThreads()).extracting(Thread::getName)
+          .as("a standalone source: its loop and one HTTP worker")
+          .containsExactlyInAnyOrder("fairway-consul-orders", "fairway-consul-orders-http-0");
     } finally {
       long start = System.nanoTime();
       s.close();
@@ -60,7 +62,7 @@ class ConsulCloseTest {
     assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(1000);
 
     fake.fault(Fault.NO_CLUSTER_LEADER_500);
-    ConsulTargetSource backingOff = ConsulTargetSource.builder("orders").consulUrl(fake.url())
+    ConsulTargetSource backingOff = ConsulTargetSource.builder("orders").environment(java.util.Map.of()).consulUrl(fake.url())
         .backoff(Duration.ofSeconds(30), Duration.ofSeconds(60)).build();
     try {
       TestSupport.await(Duration.ofSeconds(3), "a failed request",
@@ -72,6 +74,34 @@ class ConsulCloseTest {
     }
     assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(1000);
     assertThat(TestSupport.consulThreads()).isEmpty();
+  }
+
+  @Test
+  void close_abortsTheRequestInFlight_theAgentSeesItsConnectionClosed() throws Exception {
+    try (java.net.ServerSocket agent = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+      agent.setSoTimeout(5000);
+      ConsulTargetSource s = ConsulTargetSource.builder("orders").environment(java.util.Map.of())
+          .consulUrl("http://127.0.0.1:" + agent.getLocalPort()).build();
+      try (java.net.Socket conn = agent.accept()) {
+        conn.setSoTimeout(3000);
+        java.io.InputStream in = conn.getInputStream();
+        byte[] buf = new byte[4096];
+        int n = in.read(buf); // the request head; it is never answered
+        assertThat(new String(buf, 0, n, java.nio.charset.StandardCharsets.US_ASCII))
+            .startsWith("GET /v1/health/service/orders HTTP/1.1");
+
+        long start = System.nanoTime();
+        s.close();
+        int eof;
+        try {
+          eof = in.read(buf);
+        } catch (java.net.SocketException reset) {
+          eof = -1; // a reset is a close too
+        }
+        assertThat(eof).as("the client closed the connection").isEqualTo(-1);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(2000);
+      }
+    }
   }
 
   @Test

@@ -21,14 +21,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Every fault of the fake: the last good list stays, the loop backs off (counted from the fake's
- * request log, with the token bucket opened wide so that only the backoff can hold the rate), and it
- * recovers when the fault clears.
+ * Every fault of the fake, end to end on real sockets and the JDK HTTP client: the last good list
+ * stays and the source recovers when the fault clears. The exact request and backoff sequences are
+ * asserted on fake time in {@link WatchLoopTest}; nothing here counts requests in a wall-clock window.
  */
 class ConsulFaultTest {
-  /** Requests one faulted second may see; a loop without backoff would make hundreds. */
-  private static final int MAX_REQUESTS_PER_FAULTED_SECOND = 18;
-
   private final FakeConsul fake = FakeConsul.start();
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
@@ -40,9 +37,10 @@ class ConsulFaultTest {
   private ConsulTargetSource start() throws Exception {
     fake.register("orders", Instance.of("o1", "10.0.0.1", 8080));
     fake.register("orders", Instance.of("o2", "10.0.0.2", 8080));
-    ConsulTargetSource s = fast(fake, "orders").rateLimit(1000, 1000).meterRegistry(registry).build();
+    ConsulTargetSource s = fast(fake, "orders").meterRegistry(registry).build();
     assertThat(ids(s.whenReady().get(5, TimeUnit.SECONDS))).containsExactly("o1", "o2");
-    TestSupport.sleep(100); // parked in a blocking query now
+    await(Duration.ofSeconds(2), "parked in a blocking query",
+        () -> fake.requests().stream().anyMatch(r -> r.target().contains("index=") && r.status() == 0));
     return s;
   }
 
@@ -68,47 +66,36 @@ class ConsulFaultTest {
       "HTML_200, malformed",
       "CLOSE_MID_REPLY, io",
   })
-  void fault_keepsTheLastGoodList_backsOff_andRecovers(Fault fault, String reason) throws Exception {
+  void fault_keepsTheLastGoodList_andRecovers(Fault fault, String reason) throws Exception {
     try (ConsulTargetSource s = start()) {
       List<List<Target>> seen = new CopyOnWriteArrayList<>();
       s.subscribe(seen::add);
 
       fake.fault(fault);
-      long faultStart = System.nanoTime();
       fake.touch("orders"); // wake the parked query; the next one meets the fault
-      TestSupport.sleep(1000);
-
+      await(Duration.ofSeconds(3), "two " + reason + " errors", () -> errors(reason) >= 2);
       assertThat(ids(s.targets())).containsExactly("o1", "o2");
       assertThat(seen).hasSize(1);
-      assertThat(errors(reason)).isGreaterThanOrEqualTo(1);
-      int faulted = fake.requestsSince(faultStart).size();
-      assertThat(faulted).as("requests in the faulted second").isBetween(2, MAX_REQUESTS_PER_FAULTED_SECOND);
 
       fake.register("orders", Instance.of("o3", "10.0.0.3", 8080));
       fake.clearFault();
-      Duration recovered = await(Duration.ofSeconds(3), "recovery",
-          () -> ids(s.targets()).equals(List.of("o1", "o2", "o3")));
-      System.out.printf("%-22s %-14s %2d requests in the faulted second, recovered %4d ms after the fault cleared%n",
-          fault, reason, faulted, recovered.toMillis());
+      await(Duration.ofSeconds(3), "recovery", () -> ids(s.targets()).equals(List.of("o1", "o2", "o3")));
     }
   }
 
   @Test
   void stalledReply_timesOutAboveTheWait_keepsTheList_andRecovers() throws Exception {
     fake.register("orders", Instance.of("o1", "10.0.0.1", 8080));
-    try (ConsulTargetSource s = fast(fake, "orders", Duration.ofSeconds(1)).rateLimit(1000, 1000)
-        .meterRegistry(registry).build()) {
+    try (ConsulTargetSource s = fast(fake, "orders", Duration.ofSeconds(1)).meterRegistry(registry).build()) {
       s.whenReady().get(5, TimeUnit.SECONDS);
-      TestSupport.sleep(100);
       fake.fault(Fault.STALL);
       long faultStart = System.nanoTime();
       fake.touch("orders");
 
       // read timeout = 1 s wait + 62 ms jitter + 1 s margin
-      await(Duration.ofSeconds(4), "a timeout", () -> errors("timeout") >= 1);
+      await(Duration.ofSeconds(5), "a timeout", () -> errors("timeout") >= 1);
       assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - faultStart)).isGreaterThanOrEqualTo(2000);
       assertThat(ids(s.targets())).containsExactly("o1");
-      assertThat(fake.requestsSince(faultStart).size()).isLessThanOrEqualTo(3);
 
       fake.register("orders", Instance.of("o2", "10.0.0.2", 8080));
       fake.clearFault();
@@ -119,19 +106,13 @@ class ConsulFaultTest {
   @Test
   void agentDown_connectionRefused_thenBackOnTheSamePort() throws Exception {
     try (ConsulTargetSource s = start()) {
-      long downAt = System.nanoTime();
       fake.stopAgent();
-      TestSupport.sleep(1000);
-
+      await(Duration.ofSeconds(3), "refused connections", () -> errors("connect") >= 2);
       assertThat(ids(s.targets())).containsExactly("o1", "o2");
-      assertThat(errors("connect")).as("connection refused").isBetween(2.0, (double) MAX_REQUESTS_PER_FAULTED_SECOND);
-      assertThat(fake.requestsSince(downAt)).isEmpty();
 
       fake.register("orders", Instance.of("o3", "10.0.0.3", 8080));
       fake.startAgent();
-      Duration recovered = await(Duration.ofSeconds(3), "recovery", () -> s.targets().size() == 3);
-      System.out.printf("agent down: %.0f refused connects in 1 s, recovered %d ms after restart%n",
-          errors("connect"), recovered.toMillis());
+      await(Duration.ofSeconds(3), "recovery", () -> s.targets().size() == 3);
     }
   }
 
@@ -143,37 +124,33 @@ class ConsulFaultTest {
     }
     try (ConsulTargetSource s = fast(fake, "orders", Duration.ofSeconds(1)).meterRegistry(registry).build()) {
       s.whenReady().get(5, TimeUnit.SECONDS);
-      long start = System.nanoTime();
       fake.restoreIndex(3); // the client blocks on 16, waits out its 1 s, then sees 3
 
-      await(Duration.ofSeconds(3), "backwards detected", () -> errors("index_backwards") == 1);
+      await(Duration.ofSeconds(4), "backwards detected", () -> errors("index_backwards") == 1);
       assertThat(ids(s.targets())).containsExactly("o1");
 
       fake.register("orders", Instance.of("o2", "10.0.0.2", 8080));
-      await(Duration.ofSeconds(1), "change after the reset", () -> s.targets().size() == 2);
-      assertThat(fake.requestsSince(start).size()).isLessThanOrEqualTo(8);
+      await(Duration.ofSeconds(2), "change after the reset", () -> s.targets().size() == 2);
       assertThat(errors("index_backwards")).isEqualTo(1);
     }
   }
 
   @Test
-  void churningIndex_isHeldToTheTokenBucketRate() throws Exception {
+  void churningIndex_sameDataNotifiesNobody_andChangesAreStillSeen() throws Exception {
     fake.register("orders", Instance.of("o1", "10.0.0.1", 8080));
-    try (ConsulTargetSource s = fast(fake, "orders").build()) { // default bucket: burst 5, 5 per second
+    try (ConsulTargetSource s = ConsulTargetSource.builder("orders").environment(java.util.Map.of())
+        .consulUrl(fake.url()).waitTime(Duration.ofSeconds(2)).rateLimit(2, Duration.ofMillis(50)).build()) {
       s.whenReady().get(5, TimeUnit.SECONDS);
       List<List<Target>> seen = new CopyOnWriteArrayList<>();
       s.subscribe(seen::add);
       fake.fault(Fault.INDEX_CHURN);
-      long start = System.nanoTime();
+      int before = fake.requests().size();
       fake.touch("orders");
-      TestSupport.sleep(2000);
-      int requests = fake.requestsSince(start).size();
+      await(Duration.ofSeconds(3), "five churned replies", () -> fake.requests().size() - before >= 5);
 
-      assertThat(requests).as("burst 5 + 5/s * 2 s, plus slack").isBetween(5, 17);
       assertThat(seen).as("same data under new indexes notifies nobody").hasSize(1);
       fake.register("orders", Instance.of("o2", "10.0.0.2", 8080));
-      await(Duration.ofSeconds(1), "changes still seen while churning", () -> s.targets().size() == 2);
-      System.out.printf("churning index: %d requests in 2 s%n", requests);
+      await(Duration.ofSeconds(2), "changes still seen while churning", () -> s.targets().size() == 2);
     }
   }
 
@@ -203,7 +180,7 @@ class ConsulFaultTest {
   }
 
   @Test
-  void allCritical_empties_onlyWarning_keepsWarningWeights_maintenance_drops() throws Exception {
+  void warningKeepsWarningWeights_criticalAndMaintenanceBecomeUnhealthy_andBack() throws Exception {
     fake.register("orders", Instance.of("o1", "10.0.0.1", 8080).withWeights(10, 2));
     fake.register("orders", Instance.of("o2", "10.0.0.2", 8080).withWeights(10, 2));
     try (ConsulTargetSource s = fast(fake, "orders").meterRegistry(registry).build()) {
@@ -213,20 +190,22 @@ class ConsulFaultTest {
       fake.setStatus("orders", "o1", "warning");
       fake.setStatus("orders", "o2", "warning");
       await(Duration.ofSeconds(1), "warning weights", () -> s.targets().stream().allMatch(t -> t.weight() == 2));
-      assertThat(ids(s.targets())).containsExactly("o1", "o2");
+      assertThat(s.targets()).allMatch(Target::healthy);
 
       fake.setStatus("orders", "o1", "critical");
       fake.setStatus("orders", "o2", "critical");
-      await(Duration.ofSeconds(1), "all critical", () -> s.targets().isEmpty());
-      assertThat(registry.get("fairway.discovery.emptied").counter().count()).isEqualTo(1.0);
+      await(Duration.ofSeconds(1), "all critical", () -> s.targets().stream().noneMatch(Target::healthy));
+      assertThat(ids(s.targets())).as("still members, for panic mode").containsExactly("o1", "o2");
+      assertThat(registry.get("fairway.discovery.emptied").counter().count()).isZero();
 
       fake.setStatus("orders", "o1", "passing");
       fake.setStatus("orders", "o2", "passing");
-      await(Duration.ofSeconds(1), "passing again", () -> s.targets().size() == 2);
+      await(Duration.ofSeconds(1), "passing again", () -> s.targets().stream().allMatch(Target::healthy));
       fake.maintenance("orders", "o2", true);
-      await(Duration.ofSeconds(1), "o2 in maintenance", () -> ids(s.targets()).equals(List.of("o1")));
+      await(Duration.ofSeconds(1), "o2 in maintenance",
+          () -> s.targets().stream().filter(t -> !t.healthy()).map(Target::id).toList().equals(List.of("o2@node-o2")));
       fake.maintenance("orders", "o2", false);
-      await(Duration.ofSeconds(1), "o2 out of maintenance", () -> s.targets().size() == 2);
+      await(Duration.ofSeconds(1), "o2 out of maintenance", () -> s.targets().stream().allMatch(Target::healthy));
       assertThat(registry.find("fairway.discovery.errors").counters()).isEmpty();
     }
   }
@@ -243,18 +222,33 @@ class ConsulFaultTest {
       List<List<Target>> seen = new CopyOnWriteArrayList<>();
       s.subscribe(seen::add);
 
-      assertThat(ids(t)).containsExactly("a", "dup@n3", "dup@n4", "v6");
-      assertThat(t).filteredOn(x -> x.id().equals("a")).extracting(Target::host).containsExactly("10.0.1.1");
-      assertThat(t).filteredOn(x -> x.id().equals("v6")).extracting(Target::authority)
+      assertThat(t).extracting(Target::id).containsExactly("a@n1", "dup@n3", "dup@n4", "v6@node-v6");
+      assertThat(t).filteredOn(x -> x.id().equals("a@n1")).extracting(Target::host).containsExactly("10.0.1.1");
+      assertThat(t).filteredOn(x -> x.id().equals("v6@node-v6")).extracting(Target::authority)
           .containsExactly("[2001:db8::5]:8080");
       assertThat(registry.get("fairway.discovery.skipped").tags("reason", "bad_port").counter().count()).isEqualTo(1.0);
 
+      int before = fake.requests().size();
       for (int i = 0; i < 5; i++) {
         fake.touch("orders"); // same entries, shuffled by the fake
-        TestSupport.sleep(30);
+        int n = i;
+        await(Duration.ofSeconds(2), "reply " + i, () -> fake.requests().size() - before >= n + 1);
       }
-      TestSupport.sleep(300);
       assertThat(seen).as("reordered replies are no change").hasSize(1);
+    }
+  }
+
+  @Test
+  void nodeWithoutWanTaggedAddress_doesNotFreezeTheService() throws Exception {
+    fake.registerRaw("orders", "[{\"Node\":{\"Node\":\"catalog-node\",\"Address\":\"10.0.0.9\",\"TaggedAddresses\":{}},"
+        + "\"Service\":{\"ID\":\"old\",\"Service\":\"orders\",\"Address\":\"\",\"Port\":8080},\"Checks\":[]}]");
+    try (ConsulTargetSource s = fast(fake, "orders").meterRegistry(registry).build()) {
+      assertThat(s.whenReady().get(5, TimeUnit.SECONDS)).extracting(Target::id).containsExactly("old@catalog-node");
+      fake.register("orders", Instance.of("new", "10.0.0.10", 8080));
+      await(Duration.ofSeconds(2), "a new instance appears", () -> s.targets().size() == 2);
+      fake.deregister("orders", "old");
+      await(Duration.ofSeconds(2), "a dead one leaves", () -> ids(s.targets()).equals(List.of("new")));
+      assertThat(registry.find("fairway.discovery.errors").counters()).isEmpty();
     }
   }
 }

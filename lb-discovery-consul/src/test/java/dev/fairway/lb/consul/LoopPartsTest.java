@@ -3,18 +3,18 @@ package dev.fairway.lb.consul;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fairway.lb.Target;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.net.ssl.SSLHandshakeException;
 import org.junit.jupiter.api.Test;
-import org.kiwiproject.consul.ConsulException;
 
 /** The watch loop's parts with injected time and randomness: exact sequences. */
 class LoopPartsTest {
@@ -53,7 +53,7 @@ class LoopPartsTest {
   @Test
   void tokenBucket_allowsTheBurst_thenPacesAtTheRate() {
     AtomicLong now = new AtomicLong(1_000);
-    TokenBucket bucket = new TokenBucket(5, 5, now::get);
+    TokenBucket bucket = new TokenBucket(SECOND / 5, 5, now::get);
     List<Long> waits = new ArrayList<>();
     for (int i = 0; i < 8; i++) {
       waits.add(TimeUnit.NANOSECONDS.toMillis(bucket.reserveNanos()));
@@ -70,42 +70,41 @@ class LoopPartsTest {
   }
 
   @Test
+  void tokenBucket_consulsAdvice_burstTwo_thenOneEvery15Seconds_exactly() {
+    AtomicLong now = new AtomicLong(0);
+    TokenBucket bucket = new TokenBucket(15 * SECOND, 2, now::get);
+    assertThat(bucket.reserveNanos()).isZero();
+    assertThat(bucket.reserveNanos()).isZero();
+    assertThat(bucket.reserveNanos()).isEqualTo(15 * SECOND);
+    now.addAndGet(15 * SECOND);
+    assertThat(bucket.reserveNanos()).isEqualTo(15 * SECOND);
+  }
+
+  @Test
   void tokenBucket_rejectsNonsense() {
-    assertThatThrownBy(() -> new TokenBucket(0, 5, System::nanoTime)).hasMessage("rate: 0.0 (expected: > 0 requests per second)");
+    assertThatThrownBy(() -> new TokenBucket(0, 5, System::nanoTime)).hasMessage("refillNanos: 0 (expected: >= 1)");
     assertThatThrownBy(() -> new TokenBucket(5, 0, System::nanoTime)).hasMessage("burst: 0 (expected: >= 1)");
   }
 
   @Test
   void goDuration_andReadTimeout() {
-    assertThat(ConsulTargetSource.goDuration(Duration.ofMinutes(5))).isEqualTo("5m");
-    assertThat(ConsulTargetSource.goDuration(Duration.ofSeconds(90))).isEqualTo("90s");
-    assertThat(ConsulTargetSource.goDuration(Duration.ofMillis(1500))).isEqualTo("1500ms");
+    assertThat(HealthWatch.goDuration(Duration.ofMinutes(5))).isEqualTo("5m");
+    assertThat(HealthWatch.goDuration(Duration.ofSeconds(90))).isEqualTo("90s");
+    assertThat(HealthWatch.goDuration(Duration.ofMillis(1500))).isEqualTo("1500ms");
     // wait + wait/16 + margin (wait/10, 1 s..30 s)
-    assertThat(ConsulTargetSource.readTimeout(Duration.ofMinutes(5))).isEqualTo(Duration.ofMillis(300_000 + 18_750 + 30_000));
-    assertThat(ConsulTargetSource.readTimeout(Duration.ofSeconds(2))).isEqualTo(Duration.ofMillis(2_000 + 125 + 1_000));
-    assertThat(ConsulTargetSource.readTimeout(Duration.ofMinutes(10))).isEqualTo(Duration.ofMillis(600_000 + 37_500 + 30_000));
+    assertThat(HealthWatch.readTimeout(Duration.ofMinutes(5))).isEqualTo(Duration.ofMillis(300_000 + 18_750 + 30_000));
+    assertThat(HealthWatch.readTimeout(Duration.ofSeconds(2))).isEqualTo(Duration.ofMillis(2_000 + 125 + 1_000));
+    assertThat(HealthWatch.readTimeout(Duration.ofMinutes(10))).isEqualTo(Duration.ofMillis(600_000 + 37_500 + 30_000));
   }
 
   @Test
-  void errorReasons() {
-    assertThat(ConsulTargetSource.reason(new ConsulException("x", new ConnectException("refused")))).isEqualTo("connect");
-    assertThat(ConsulTargetSource.reason(new ConsulException("x", new SocketTimeoutException("read")))).isEqualTo("timeout");
-    assertThat(ConsulTargetSource.reason(new ConsulException("x", new IOException("unexpected end of stream")))).isEqualTo("io");
-    assertThat(ConsulTargetSource.reason(new ConsulException("x",
-        new com.fasterxml.jackson.core.JsonParseException(null, "bad")))).isEqualTo("malformed");
-    assertThat(ConsulTargetSource.reason(new NumberFormatException("For input string: \"12abc\""))).isEqualTo("bad_index");
-    assertThat(ConsulTargetSource.reason(new IllegalStateException("?"))).isEqualTo("unexpected");
-  }
-
-  @Test
-  void sameTargets_ignoresOrder_butSeesWeightZoneAddressAndMetadata() {
-    Target a = Target.of("10.0.0.1", 80).withId("a");
-    Target b = Target.of("10.0.0.2", 80).withId("b");
-    assertThat(ConsulTargetSource.sameTargets(List.of(a, b), List.of(b, a))).isTrue();
-    assertThat(ConsulTargetSource.sameTargets(List.of(a, b), List.of(a, b.withWeight(2)))).isFalse();
-    assertThat(ConsulTargetSource.sameTargets(List.of(a, b), List.of(a, b.withZone("z")))).isFalse();
-    assertThat(ConsulTargetSource.sameTargets(List.of(a, b), List.of(a, b.withMetadata(Map.of("k", "v"))))).isFalse();
-    assertThat(ConsulTargetSource.sameTargets(List.of(a, b), List.of(a, Target.of("10.0.0.3", 80).withId("b")))).isFalse();
-    assertThat(ConsulTargetSource.sameTargets(List.of(a, b), List.of(a))).isFalse();
+  void errorReasons_comeFromTheOneFailureClassification() {
+    assertThat(HealthWatch.reason(new ConnectException("refused"))).isEqualTo("connect");
+    assertThat(HealthWatch.reason(new HttpConnectTimeoutException("HTTP connect timed out"))).isEqualTo("connect");
+    assertThat(HealthWatch.reason(new HttpTimeoutException("request timed out"))).isEqualTo("timeout");
+    assertThat(HealthWatch.reason(new SocketTimeoutException("Read timed out"))).isEqualTo("timeout");
+    assertThat(HealthWatch.reason(new IOException("unexpected end of stream"))).isEqualTo("io");
+    assertThat(HealthWatch.reason(new SSLHandshakeException("Remote host terminated the handshake"))).isEqualTo("tls");
+    assertThat(HealthWatch.reason(new IllegalStateException("?"))).isEqualTo("unexpected");
   }
 }

@@ -6,25 +6,37 @@ import dev.fairway.lb.Target;
 import dev.fairway.lb.consul.fake.FakeConsul;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
-/** Shared helpers: a fast-configured builder and bounded polling. */
+/** Shared helpers: a fast-configured builder on real sockets, a fake-time discovery, bounded polling. */
 final class TestSupport {
   private TestSupport() {}
 
-  /** Short waits and a fast backoff so the tests run in seconds; the rate limit stays at its default. */
+  /**
+   * For end-to-end tests on real sockets: short waits, a fast backoff, the token bucket opened wide
+   * (its default is asserted on fake time) and an empty environment, so nothing on the machine leaks in.
+   */
   static ConsulTargetSource.Builder fast(FakeConsul fake, String service) {
     return fast(fake, service, Duration.ofSeconds(2));
   }
 
   static ConsulTargetSource.Builder fast(FakeConsul fake, String service, Duration wait) {
     return ConsulTargetSource.builder(service)
+        .environment(Map.of())
         .consulUrl(fake.url())
         .waitTime(wait)
-        .backoff(Duration.ofMillis(50), Duration.ofMillis(400));
+        .backoff(Duration.ofMillis(50), Duration.ofMillis(400))
+        .rateLimit(1000, Duration.ofMillis(1));
+  }
+
+  /** A discovery whose steps run on {@code scheduler}'s fake time and whose requests {@code http} answers. */
+  static ConsulDiscovery fakeTime(ScriptedHttp http, ManualScheduler scheduler) {
+    AgentConfig agent = new AgentConfig("http://127.0.0.1:8500", null, null, null, Duration.ofSeconds(1), null, null);
+    return new ConsulDiscovery(agent, http, scheduler, scheduler::nanoTime, () -> 0.5);
   }
 
   /** Polls every 5 ms until the condition holds; fails after {@code max}. Returns the elapsed time. */
@@ -63,8 +75,13 @@ final class TestSupport {
     }
   }
 
+  /**
+   * The service-id part of each target id, sorted: {@code o1@node-o1} reads {@code o1}. The full
+   * {@code <Service.ID>@<Node>} form is asserted where ids are the subject.
+   */
   static List<String> ids(List<Target> targets) {
-    return targets.stream().map(Target::id).sorted().collect(Collectors.toList());
+    return targets.stream().map(t -> t.id().substring(0, t.id().lastIndexOf('@'))).sorted()
+        .collect(Collectors.toList());
   }
 
   static List<Thread> consulThreads() {

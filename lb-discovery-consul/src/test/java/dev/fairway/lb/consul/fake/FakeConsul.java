@@ -39,8 +39,13 @@ import okhttp3.HttpUrl;
  *   <li>{@code passing} (bare or a Go bool), {@code tag} (repeatable, all must match), {@code dc}
  *       (other datacenters answer 500 {@code No path to datacenter}), 400 {@code Invalid index} /
  *       {@code Invalid wait time} / {@code Invalid value for ?passing}.
- *   <li>ACLs: after {@link #requireToken(String)}, requests need that {@code X-Consul-Token} (403
- *       {@code Permission denied} without one, 403 {@code ACL not found} for another).
+ *   <li>ACLs as a real agent with {@code default_policy = deny}: after {@link #requireToken(String)},
+ *       that {@code X-Consul-Token} reads everything; no token (the anonymous one) or a token added with
+ *       {@link #addTokenWithoutRead(String)} gets {@code 200 []} with
+ *       {@code X-Consul-Results-Filtered-By-ACLs: true}; an unknown token gets 403 {@code ACL not found}.
+ *   <li>Tags match case-insensitively, as in Consul; {@code wait} of 0 or below means the 5-minute
+ *       default.
+ *   <li>TLS and mutual TLS with {@link #startTls}.
  *   <li>Go's header spelling: {@code X-Consul-Index}, {@code X-Consul-Knownleader},
  *       {@code X-Consul-Lastcontact}. Entries come back in a shuffled order.
  *   <li>Every {@link Fault}, plus agent down and back on the same port, and an index restore.
@@ -55,6 +60,7 @@ public final class FakeConsul implements Closeable {
   public record SeenRequest(long atNanos, String method, String target, String token, int status) {}
 
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String FILTERED = "filtered by ACLs";
 
   private final Object lock = new Object();
   private final String datacenter;
@@ -66,14 +72,21 @@ public final class FakeConsul implements Closeable {
   private long index = 10;
   private Fault fault;
   private String requiredToken;
+  private final java.util.Set<String> tokensWithoutRead = new java.util.HashSet<>();
   private boolean closed;
 
   private final int port;
+  private final javax.net.ssl.SSLSocketFactory tls;
+  private final boolean requireClientAuth;
+  private final NoDelayServerSocketFactory sockets = new NoDelayServerSocketFactory();
   private volatile MockWebServer server;
   private volatile ConsulDispatcher dispatcher;
 
-  private FakeConsul(String datacenter) throws IOException {
+  private FakeConsul(String datacenter, javax.net.ssl.SSLSocketFactory tls, boolean requireClientAuth)
+      throws IOException {
     this.datacenter = datacenter;
+    this.tls = tls;
+    this.requireClientAuth = requireClientAuth;
     this.server = newServer(0);
     this.port = server.getPort();
   }
@@ -81,15 +94,33 @@ public final class FakeConsul implements Closeable {
   /** Starts a fake agent of datacenter {@code dc1} on an ephemeral loopback port. */
   public static FakeConsul start() {
     try {
-      return new FakeConsul("dc1");
+      return new FakeConsul("dc1", null, false);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
   }
 
-  /** {@code http://127.0.0.1:<port>}. */
+  /**
+   * Starts a fake agent that speaks only https, with the server side of {@code serverTls} (e.g.
+   * okhttp-tls {@code HandshakeCertificates.sslSocketFactory()}); {@code requireClientAuth} makes it
+   * refuse clients without a trusted certificate, as {@code verify_incoming} does.
+   */
+  public static FakeConsul startTls(javax.net.ssl.SSLSocketFactory serverTls, boolean requireClientAuth) {
+    try {
+      return new FakeConsul("dc1", serverTls, requireClientAuth);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** {@code http://127.0.0.1:<port>}, or {@code https://} for a TLS fake. */
   public String url() {
-    return "http://127.0.0.1:" + port;
+    return (tls == null ? "http" : "https") + "://127.0.0.1:" + port;
+  }
+
+  /** TCP connections the agent accepted so far (over every stop and start). */
+  public int connectionsAccepted() {
+    return sockets.accepted();
   }
 
   public int port() {
@@ -227,10 +258,17 @@ public final class FakeConsul implements Closeable {
   // ---------------------------------------------------------------------------------------------
   // Behaviour
 
-  /** ACLs on: every request needs {@code X-Consul-Token: token}. */
+  /** ACLs on, default policy deny: {@code token} may read every service; others see filtered replies. */
   public void requireToken(String token) {
     synchronized (lock) {
       requiredToken = token;
+    }
+  }
+
+  /** A token Consul knows but whose policy lacks {@code service:read}: its replies are filtered to {@code []}. */
+  public void addTokenWithoutRead(String token) {
+    synchronized (lock) {
+      tokensWithoutRead.add(token);
     }
   }
 
@@ -282,7 +320,13 @@ public final class FakeConsul implements Closeable {
 
   private MockWebServer newServer(int onPort) throws IOException {
     MockWebServer s = new MockWebServer();
-    s.setServerSocketFactory(new NoDelayServerSocketFactory());
+    s.setServerSocketFactory(sockets);
+    if (tls != null) {
+      s.useHttps(tls);
+      if (requireClientAuth) {
+        s.requireClientAuth();
+      }
+    }
     ConsulDispatcher d = new ConsulDispatcher();
     s.setDispatcher(d);
     try {
@@ -375,7 +419,8 @@ public final class FakeConsul implements Closeable {
       }
 
       String tokenError = checkToken(request.getHeaders());
-      if (tokenError != null) {
+      boolean filteredByAcl = FILTERED.equals(tokenError);
+      if (tokenError != null && !filteredByAcl) {
         return text(403, tokenError);
       }
       String dc = url.queryParameter("dc");
@@ -406,6 +451,9 @@ public final class FakeConsul implements Closeable {
           return text(400, "Invalid wait time");
         }
       }
+      if (wait.isZero() || wait.isNegative()) {
+        wait = Duration.ofMinutes(5); // Consul: a wait of 0 or below means the default
+      }
       if (wait.compareTo(Duration.ofMinutes(10)) > 0) {
         wait = Duration.ofMinutes(10);
       }
@@ -433,11 +481,14 @@ public final class FakeConsul implements Closeable {
         }
         Collections.shuffle(entries, shuffle);
       }
-      if (f == Fault.EMPTY_LIST) {
+      if (f == Fault.EMPTY_LIST || filteredByAcl) {
         entries.clear();
       }
       String body = write(entries);
-      return faulted(f, body, replyIndex);
+      MockResponse reply = faulted(f, body, replyIndex);
+      return filteredByAcl
+          ? reply.newBuilder().setHeader("X-Consul-Results-Filtered-By-ACLs", "true").build()
+          : reply;
     }
 
     /** Broken replies (bad index, bad body, a proxy's page, a dropped socket) come at once, not after the wait. */
@@ -524,8 +575,8 @@ public final class FakeConsul implements Closeable {
         sent = bearer.substring(7);
       }
       synchronized (lock) {
-        if (sent == null || sent.isEmpty()) {
-          return "Permission denied: anonymous token lacks permission 'service:read'";
+        if (sent == null || sent.isEmpty() || tokensWithoutRead.contains(sent)) {
+          return FILTERED; // the anonymous token, or one without service:read: results filtered, not 403
         }
         return sent.equals(requiredToken) ? null : "ACL not found";
       }
@@ -543,9 +594,11 @@ public final class FakeConsul implements Closeable {
   private static boolean matches(JsonNode entry, List<String> tags, boolean passingOnly) {
     if (!tags.isEmpty()) {
       List<String> have = new ArrayList<>();
-      entry.path("Service").path("Tags").forEach(t -> have.add(t.asText()));
-      if (!have.containsAll(tags)) {
-        return false;
+      entry.path("Service").path("Tags").forEach(t -> have.add(t.asText().toLowerCase(java.util.Locale.ROOT)));
+      for (String t : tags) {
+        if (!have.contains(t.toLowerCase(java.util.Locale.ROOT))) { // Consul compares tags case-insensitively
+          return false;
+        }
       }
     }
     if (passingOnly) {

@@ -100,14 +100,51 @@ class FakeConsulTest {
     try (Response r = get("/v1/health/service/s?passing=maybe")) {
       assertThat(r.code()).isEqualTo(400);
     }
+    try (Response r = get("/v1/health/service/s?tag=V1&tag=EU")) {
+      assertThat(r.body().string()).as("tags match case-insensitively").contains("\"ID\":\"a\"")
+          .doesNotContain("\"ID\":\"b\"");
+    }
   }
 
   @Test
-  void acls_403WithoutOrWithAWrongToken() throws Exception {
+  void waitOfZeroOrBelow_meansTheFiveMinuteDefault() throws Exception {
+    fake.register("s", Instance.of("a", "10.0.0.1", 80));
+    long index = fake.index("s");
+    for (String wait : new String[] {"0s", "-1s"}) {
+      Thread changer = new Thread(() -> {
+        try {
+          Thread.sleep(300);
+        } catch (InterruptedException e) {
+          return;
+        }
+        fake.touch("s");
+      });
+      changer.start();
+      long t0 = System.nanoTime();
+      try (Response r = get("/v1/health/service/s?index=" + fake.index("s") + "&wait=" + wait)) {
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertThat(ms).as("blocked until the change, not answered at once (wait=" + wait + ")").isGreaterThanOrEqualTo(250);
+        assertThat(Long.parseLong(r.header("X-Consul-Index"))).isGreaterThan(index);
+      }
+      changer.join(2000);
+    }
+  }
+
+  @Test
+  void acls_anonymousOrWithoutRead_isFiltered200_unknownTokenIs403() throws Exception {
     fake.requireToken("t0ken");
+    fake.addTokenWithoutRead("weak");
+    fake.register("s", Instance.of("a", "10.0.0.1", 80));
     try (Response r = get("/v1/health/service/s")) {
-      assertThat(r.code()).isEqualTo(403);
-      assertThat(r.body().string()).startsWith("Permission denied");
+      assertThat(r.code()).isEqualTo(200);
+      assertThat(r.header("X-Consul-Results-Filtered-By-ACLs")).isEqualTo("true");
+      assertThat(r.body().string()).isEqualTo("[]");
+    }
+    try (Response r = http.newCall(new Request.Builder().url(fake.url() + "/v1/health/service/s")
+        .header("X-Consul-Token", "weak").build()).execute()) {
+      assertThat(r.code()).isEqualTo(200);
+      assertThat(r.header("X-Consul-Results-Filtered-By-ACLs")).isEqualTo("true");
+      assertThat(r.body().string()).isEqualTo("[]");
     }
     try (Response r = http.newCall(new Request.Builder().url(fake.url() + "/v1/health/service/s")
         .header("X-Consul-Token", "nope").build()).execute()) {
@@ -117,6 +154,8 @@ class FakeConsulTest {
     try (Response r = http.newCall(new Request.Builder().url(fake.url() + "/v1/health/service/s")
         .header("X-Consul-Token", "t0ken").build()).execute()) {
       assertThat(r.code()).isEqualTo(200);
+      assertThat(r.header("X-Consul-Results-Filtered-By-ACLs")).isNull();
+      assertThat(r.body().string()).contains("\"ID\":\"a\"");
     }
   }
 

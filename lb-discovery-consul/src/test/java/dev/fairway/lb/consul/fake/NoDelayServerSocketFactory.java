@@ -12,6 +12,13 @@ import javax.net.ServerSocketFactory;
  * SO_REUSEADDR on, so a stopped fake agent can come back on its port.
  */
 public final class NoDelayServerSocketFactory extends ServerSocketFactory {
+  private final java.util.concurrent.atomic.AtomicInteger accepted = new java.util.concurrent.atomic.AtomicInteger();
+
+  /** Connections accepted so far by the server sockets of this factory. */
+  public int accepted() {
+    return accepted.get();
+  }
+
   @Override
   public ServerSocket createServerSocket() throws IOException {
     return new NoDelayServerSocket();
@@ -38,7 +45,7 @@ public final class NoDelayServerSocketFactory extends ServerSocketFactory {
     return s;
   }
 
-  private static final class NoDelayServerSocket extends ServerSocket {
+  private final class NoDelayServerSocket extends ServerSocket {
     NoDelayServerSocket() throws IOException {
       super();
       super.setReuseAddress(true);
@@ -57,6 +64,7 @@ public final class NoDelayServerSocketFactory extends ServerSocketFactory {
     public Socket accept() throws IOException {
       Socket s = super.accept();
       s.setTcpNoDelay(true);
+      accepted.incrementAndGet();
       return s;
     }
   }

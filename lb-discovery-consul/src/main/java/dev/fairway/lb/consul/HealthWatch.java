@@ -1,0 +1,503 @@
+package dev.fairway.lb.consul;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.Failures;
+import java.lang.System.Logger.Level;
+import java.net.URLEncoder;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * The blocking-query loop of one service, as a state machine driven by a {@link Scheduler}: no thread
+ * of its own. One step sends a query; its reply (or failure) decides the next step and how long to
+ * wait before it. Every wait goes through the scheduler and every clock reading through the ticker,
+ * so tests replay exact sequences of requests and waits on fake time.
+ *
+ * <p>The rules it follows (Consul's blocking-query documentation):
+ *
+ * <ul>
+ *   <li>A good reply is mapped and handed to the {@link Sink}; the next query blocks on its
+ *       {@code X-Consul-Index} at once, subject to the {@link TokenBucket}.
+ *   <li>Any failure (transport error, status other than 200, a missing, zero or non-numeric index, a
+ *       body that is not a JSON array) keeps the last list, is counted with a reason, and waits a
+ *       {@link Backoff} delay; the next query is a fresh, non-blocking read (index 0).
+ *   <li>An index that went backwards: the reply is used, then the watch restarts from index 0 after a
+ *       backoff delay.
+ *   <li>{@code 200 []} with {@code X-Consul-Results-Filtered-By-ACLs: true}: the token may not read
+ *       the service. The last good list stays, one warning says what to fix, each such reply is
+ *       counted as {@code acl_filtered}; the watch keeps blocking on the reply's index.
+ *   <li>With a {@code maxStale} policy, a stale reply whose {@code X-Consul-LastContact} exceeds it is
+ *       not used; the query is repeated at once without {@code stale}, so the leader answers.
+ *   <li>Nothing escapes a step: an unexpected exception is logged, counted as {@code unexpected} and
+ *       backed off like any other error.
+ * </ul>
+ *
+ * <p>Thread-safety: every step runs on the scheduler, one at a time (the production scheduler has one
+ * thread; the completion of a query hops back onto it). {@link #close()} may be called from any thread.
+ */
+final class HealthWatch {
+  private static final System.Logger LOG = System.getLogger(ConsulTargetSource.class.getName());
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** Where steps run. {@link #execute} hops without waiting; {@link #schedule} waits first. */
+  interface Scheduler extends Executor {
+    /** Runs {@code task} after {@code delayNanos}; cancelling the result drops it. */
+    Future<?> schedule(Runnable task, long delayNanos);
+  }
+
+  /** Receives every good list (the source compares and publishes). */
+  interface Sink {
+    void accept(List<Target> targets);
+  }
+
+  /** What one source asks Consul; immutable. Null fields are left out of the query. */
+  record Query(String service, boolean passingOnly, List<String> tags, String datacenter, String filter,
+      List<String> nodeMeta, String namespace, String partition, String peer, boolean cached, Duration maxStale,
+      Duration waitTime) {}
+
+  private final Query query;
+  private final String goWait;
+  private final Duration timeout;
+  private final ConsulHttp http;
+  private final Scheduler scheduler;
+  private final LongSupplier ticker;
+  private final HealthMapper mapper;
+  private final TokenBucket bucket;
+  private final Backoff backoff;
+  private final DiscoveryMetrics metrics;
+  private final Sink sink;
+
+  private volatile boolean closed;
+  private volatile Future<?> pending;
+  private volatile CompletableFuture<ConsulHttp.Reply> inFlight;
+  private volatile long lastSuccessNanos;
+
+  // Loop state: touched only by steps, which never run concurrently.
+  private long index; // unsigned, as Consul's uint64; 0 = not blocking
+  private boolean consistentOnce;
+  private Set<String> lastSkipKeys = Set.of();
+  private String lastErrorReason;
+  private int errorsSinceSuccess;
+  private boolean leaderUnknown;
+  private boolean aclWarned;
+  private int targetCount;
+
+  HealthWatch(Query query, ConsulHttp http, Scheduler scheduler, LongSupplier ticker, HealthMapper mapper,
+      TokenBucket bucket, Backoff backoff, DiscoveryMetrics metrics, Sink sink) {
+    this.query = query;
+    this.goWait = goDuration(query.waitTime());
+    this.timeout = readTimeout(query.waitTime());
+    this.http = http;
+    this.scheduler = scheduler;
+    this.ticker = ticker;
+    this.mapper = mapper;
+    this.bucket = bucket;
+    this.backoff = backoff;
+    this.metrics = metrics;
+    this.sink = sink;
+    this.lastSuccessNanos = ticker.getAsLong();
+  }
+
+  void start() {
+    scheduler.execute(() -> guarded(this::attempt));
+  }
+
+  /** Stops the loop: drops the waiting step and cancels the query in flight. Idempotent, any thread. */
+  void close() {
+    closed = true;
+    cancelPending();
+  }
+
+  double stalenessSeconds() {
+    return (ticker.getAsLong() - lastSuccessNanos) / 1e9;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Steps
+
+  private void guarded(Runnable step) {
+    if (closed) {
+      return;
+    }
+    try {
+      step.run();
+    } catch (Throwable t) {
+      unexpected(t);
+      if (t instanceof VirtualMachineError) {
+        throw (VirtualMachineError) t;
+      }
+    }
+  }
+
+  /** Takes a token from the bucket, then sends (now, or after the bucket's wait). */
+  private void attempt() {
+    long wait = bucket.reserveNanos();
+    if (wait > 0) {
+      pending = scheduler.schedule(() -> guarded(this::send), wait);
+    } else {
+      send();
+    }
+  }
+
+  private void send() {
+    CompletableFuture<ConsulHttp.Reply> call = http.get(pathAndQuery(index, consistentOnce), timeout);
+    inFlight = call;
+    if (closed) {
+      call.cancel(true);
+      return;
+    }
+    call.whenCompleteAsync((reply, failure) -> guarded(() -> {
+      if (call != inFlight) {
+        return; // superseded after an unexpected error
+      }
+      inFlight = null;
+      if (failure != null) {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+            ? failure.getCause() : failure;
+        fail(reason(cause), describe(cause));
+      } else {
+        onReply(reply);
+      }
+    }), scheduler);
+  }
+
+  private void onReply(ConsulHttp.Reply reply) {
+    if (reply.status() != 200) {
+      fail("http_" + reply.status(), firstLine(reply.body()));
+      return;
+    }
+    // The body first: a proxy's HTML page is "malformed", whatever headers it lacks.
+    JsonNode body;
+    try {
+      body = reply.body() == null ? null : JSON.readTree(reply.body());
+    } catch (JsonProcessingException e) {
+      fail("malformed", firstLine(e.getOriginalMessage()));
+      return;
+    }
+    if (body != null && body.isNull()) {
+      fail("null_body", "the reply body was null");
+      return;
+    }
+    if (body == null || !body.isArray()) {
+      fail("malformed", "the reply is not a JSON array");
+      return;
+    }
+    String indexHeader = reply.header("X-Consul-Index");
+    long next;
+    try {
+      next = indexHeader == null ? 0 : Long.parseUnsignedLong(indexHeader.trim());
+    } catch (NumberFormatException e) {
+      fail("bad_index", "X-Consul-Index: " + firstLine(indexHeader));
+      return;
+    }
+    if (next == 0) {
+      // Never block on an index below 1: it would turn into a hot loop.
+      fail("missing_index", "X-Consul-Index missing or 0");
+      return;
+    }
+    if (tooStale(reply)) {
+      return;
+    }
+    boolean backwards = Long.compareUnsigned(next, index) < 0;
+    boolean filtered = "true".equalsIgnoreCase(reply.header("X-Consul-Results-Filtered-By-ACLs"));
+    if (filtered && body.isEmpty()) {
+      aclFiltered();
+    } else {
+      if (filtered && !aclWarned) {
+        LOG.log(Level.WARNING, "{0}: Consul left out some entries the ACL token may not read (node:read?)",
+            query.service());
+        aclWarned = true;
+      } else if (!filtered) {
+        aclWarned = false;
+      }
+      accept(body, ageNanos(reply));
+    }
+    checkLeader(reply);
+    if (errorsSinceSuccess > 0) {
+      LOG.log(Level.INFO, "{0}: Consul answers again after {1} failed attempt(s)", query.service(),
+          errorsSinceSuccess);
+    }
+    errorsSinceSuccess = 0;
+    lastErrorReason = null;
+    if (backwards) {
+      LOG.log(Level.INFO, "{0}: X-Consul-Index went backwards ({1} -> {2}); watching from 0 again",
+          query.service(), Long.toUnsignedString(index), Long.toUnsignedString(next));
+      index = 0;
+      metrics.error("index_backwards");
+      pending = scheduler.schedule(() -> guarded(this::attempt), backoff.nextDelayNanos());
+      return;
+    }
+    index = next;
+    backoff.reset();
+    attempt();
+  }
+
+  /** A stale reply beyond {@code maxStale}: asks the leader once instead. True if the reply is not used. */
+  private boolean tooStale(ConsulHttp.Reply reply) {
+    if (query.maxStale() == null || consistentOnce) {
+      consistentOnce = false;
+      return false;
+    }
+    long lastContactMs = parseLong(reply.header("X-Consul-Lastcontact"), 0);
+    if (lastContactMs <= query.maxStale().toMillis()) {
+      return false;
+    }
+    LOG.log(Level.DEBUG, "{0}: a stale reply {1} ms behind the leader (max {2} ms); asking the leader",
+        query.service(), lastContactMs, query.maxStale().toMillis());
+    metrics.error("too_stale");
+    consistentOnce = true;
+    attempt();
+    return true;
+  }
+
+  private void aclFiltered() {
+    metrics.error("acl_filtered");
+    if (!aclWarned) {
+      LOG.log(Level.WARNING, "{0}: Consul filtered every entry by ACL (X-Consul-Results-Filtered-By-ACLs):"
+              + " the token lacks service:read on {0}; keeping the last {1} target(s)",
+          query.service(), targetCount);
+      aclWarned = true;
+    }
+  }
+
+  /** Maps and hands on one good reply; {@code ageNanos} is how old the agent cache says it is. */
+  private void accept(JsonNode body, long ageNanos) {
+    HealthMapper.Mapped mapped = mapper.map(body);
+    reportSkips(mapped.skipped());
+    lastSuccessNanos = ticker.getAsLong() - ageNanos;
+    targetCount = mapped.targets().size();
+    sink.accept(mapped.targets());
+  }
+
+  private long ageNanos(ConsulHttp.Reply reply) {
+    if (!query.cached()) {
+      return 0;
+    }
+    // X-Cache: HIT|MISS and Age (seconds) come with ?cached; a hit may be older than the reply.
+    return TimeUnit.SECONDS.toNanos(Math.max(0, parseLong(reply.header("Age"), 0)));
+  }
+
+  private void reportSkips(List<HealthMapper.Skip> skipped) {
+    if (skipped.isEmpty() && lastSkipKeys.isEmpty()) {
+      return;
+    }
+    Set<String> keys = new HashSet<>();
+    for (HealthMapper.Skip s : skipped) {
+      String key = s.key() + "/" + s.reason();
+      keys.add(key);
+      if (!lastSkipKeys.contains(key)) {
+        // Logged and counted when an entry turns bad, not on every reply that still carries it.
+        LOG.log(Level.WARNING, "{0}: skipped Consul entry {1} ({2}): {3}", query.service(), s.key(), s.reason(),
+            s.detail());
+        metrics.skipped(s.reason());
+      }
+    }
+    lastSkipKeys = keys;
+  }
+
+  private void checkLeader(ConsulHttp.Reply reply) {
+    boolean unknown = "false".equalsIgnoreCase(reply.header("X-Consul-Knownleader"));
+    if (unknown && !leaderUnknown) {
+      LOG.log(Level.WARNING, "{0}: Consul reports no known leader (last contact {1} ms ago); the list may be stale",
+          query.service(), reply.header("X-Consul-Lastcontact"));
+    } else if (!unknown && leaderUnknown) {
+      LOG.log(Level.INFO, "{0}: Consul has a leader again", query.service());
+    }
+    leaderUnknown = unknown;
+  }
+
+  /** Counts and logs one failure, then waits the backoff before a fresh, non-blocking read. */
+  private void fail(String reason, String detail) {
+    index = 0;
+    consistentOnce = false;
+    errorsSinceSuccess++;
+    long delay = backoff.nextDelayNanos();
+    pending = scheduler.schedule(() -> guarded(this::attempt), delay);
+    metrics.error(reason);
+    Level level = reason.equals(lastErrorReason) ? Level.DEBUG : Level.WARNING;
+    LOG.log(level, "{0}: Consul query failed ({1}: {2}); keeping {3} target(s), retrying in {4} ms",
+        query.service(), reason, detail, targetCount, TimeUnit.NANOSECONDS.toMillis(delay));
+    lastErrorReason = reason;
+  }
+
+  /** The last line of defence: whatever went wrong, the loop goes on after a backoff. */
+  private void unexpected(Throwable t) {
+    try {
+      cancelPending();
+      index = 0;
+      errorsSinceSuccess++;
+      pending = scheduler.schedule(() -> guarded(this::attempt), backoff.nextDelayNanos());
+      LOG.log(Level.ERROR, query.service() + ": unexpected failure in the Consul watch; backing off", t);
+      metrics.error("unexpected");
+    } catch (RuntimeException again) {
+      LOG.log(Level.ERROR, query.service() + ": the Consul watch could not recover from a failure", again);
+    }
+  }
+
+  private void cancelPending() {
+    Future<?> p = pending;
+    if (p != null) {
+      p.cancel(false);
+    }
+    CompletableFuture<ConsulHttp.Reply> f = inFlight;
+    inFlight = null;
+    if (f != null) {
+      f.cancel(true);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The query
+
+  String pathAndQuery(long blockOn, boolean consistent) {
+    StringBuilder q = new StringBuilder("/v1/health/service/").append(encode(query.service()).replace("+", "%20"));
+    Params p = new Params(q);
+    if (query.passingOnly()) {
+      p.flag("passing");
+    }
+    for (String t : query.tags()) {
+      p.add("tag", t);
+    }
+    p.add("dc", query.datacenter());
+    p.add("filter", query.filter());
+    for (String m : query.nodeMeta()) {
+      p.add("node-meta", m);
+    }
+    p.add("ns", query.namespace());
+    p.add("partition", query.partition());
+    p.add("peer", query.peer());
+    if (query.cached()) {
+      p.flag("cached");
+    }
+    if (query.maxStale() != null && !consistent) {
+      p.flag("stale");
+    }
+    if (blockOn != 0) {
+      p.add("index", Long.toUnsignedString(blockOn));
+      p.add("wait", goWait);
+    }
+    return q.toString();
+  }
+
+  /** Appends {@code ?a=b&c} pairs. */
+  private static final class Params {
+    private final StringBuilder q;
+    private boolean first = true;
+
+    Params(StringBuilder q) {
+      this.q = q;
+    }
+
+    void flag(String name) {
+      q.append(first ? '?' : '&').append(name);
+      first = false;
+    }
+
+    void add(String name, String value) {
+      if (value != null) {
+        flag(name);
+        q.append('=').append(encode(value));
+      }
+    }
+  }
+
+  private static String encode(String s) {
+    return URLEncoder.encode(s, StandardCharsets.UTF_8);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Small pure helpers
+
+  /** A Go duration string for Consul's {@code wait}: {@code 5m}, {@code 30s} or {@code 1500ms}. */
+  static String goDuration(Duration d) {
+    long ms = d.toMillis();
+    if (ms % 60_000 == 0) {
+      return ms / 60_000 + "m";
+    }
+    if (ms % 1_000 == 0) {
+      return ms / 1_000 + "s";
+    }
+    return ms + "ms";
+  }
+
+  /** Above Consul's longest answer time: wait, plus up to wait/16 of jitter, plus a margin. */
+  static Duration readTimeout(Duration wait) {
+    long waitMs = wait.toMillis();
+    long margin = Math.min(30_000, Math.max(1_000, waitMs / 10));
+    return Duration.ofMillis(waitMs + waitMs / 16 + margin);
+  }
+
+  /** The metric reason of a transport failure, from Fairway's one failure classification. */
+  static String reason(Throwable e) {
+    for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof HttpConnectTimeoutException) {
+        return "connect";
+      }
+      if (c instanceof HttpTimeoutException) {
+        return "timeout";
+      }
+    }
+    switch (Failures.classify(e)) {
+      case CONNECT:
+        return "connect";
+      case TLS_HANDSHAKE:
+        return "tls";
+      case CERTIFICATE:
+        return "certificate";
+      case TIMEOUT:
+        return "timeout";
+      case IO:
+        return "io";
+      default:
+        return "unexpected";
+    }
+  }
+
+  static String describe(Throwable e) {
+    Throwable root = e;
+    for (int i = 0; i < 8 && root.getCause() != null && root.getCause() != root; i++) {
+      root = root.getCause();
+    }
+    return firstLine(root == e ? String.valueOf(e) : e + " / " + root);
+  }
+
+  private static String firstLine(String s) {
+    if (s == null) {
+      return "";
+    }
+    String m = s.replaceAll("\\s+", " ").trim();
+    return m.length() > 200 ? m.substring(0, 200) + "..." : m;
+  }
+
+  private static long parseLong(String s, long otherwise) {
+    if (s == null) {
+      return otherwise;
+    }
+    try {
+      return Long.parseLong(s.trim());
+    } catch (NumberFormatException e) {
+      return otherwise;
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "HealthWatch{" + query.service() + ", index=" + Long.toUnsignedString(index) + "}";
+  }
+
+}
