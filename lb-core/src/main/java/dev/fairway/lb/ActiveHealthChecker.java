@@ -67,7 +67,8 @@ final class ActiveHealthChecker {
 
   private void scheduleRound(long delayNanos) {
     if (!closed) {
-      scheduler.schedule(this::round, delayNanos, TimeUnit.NANOSECONDS);
+      // round() logs its own failures and schedules the next round; the future has nothing to add.
+      ScheduledFuture<?> unused = scheduler.schedule(this::round, delayNanos, TimeUnit.NANOSECONDS);
     }
   }
 

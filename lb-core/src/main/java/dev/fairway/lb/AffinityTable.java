@@ -3,6 +3,7 @@ package dev.fairway.lb;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Remembers which target each affinity key was sent to, up to {@code maxKeys} keys; beyond that the
@@ -36,7 +37,7 @@ final class AffinityTable {
     this.maxKeys = maxKeys;
   }
 
-  Entry get(String key) {
+  @Nullable Entry get(String key) {
     return entries.get(key);
   }
 

@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Events the balancer reports. The no-op default costs nothing (a call the JIT removes); the
@@ -59,8 +60,9 @@ class BalancerMetrics {
     private final List<Meter> shared = new ArrayList<>();
     private final Map<TrackedTarget, List<Meter>> perTarget = new ConcurrentHashMap<>();
     private final Map<TrackedTarget, Counter> ejections = new ConcurrentHashMap<>();
-    private volatile Counter invalidations;
-    private volatile Counter panic;
+    // Null until start() registers them (the balancer may be counting before then).
+    private volatile @Nullable Counter invalidations;
+    private volatile @Nullable Counter panic;
     private volatile boolean started;
 
     MicrometerMetrics(MeterRegistry registry, String service, Supplier<TargetSnapshot> snapshot, LongSupplier ticker) {

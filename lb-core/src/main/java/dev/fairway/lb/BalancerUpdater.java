@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Applies every change to one balancer, one at a time and collapsed, as Finagle's balancer
@@ -129,7 +130,7 @@ final class BalancerUpdater {
     }
     long now = ticker.getAsLong();
     List<HealthTransition> transitions = new ArrayList<>();
-    Membership.Change change = applyList(now, transitions);
+    Membership.@Nullable Change change = applyList(now, transitions);
     if (metricsPending) {
       metricsPending = false;
       metrics.start(membership.members);
@@ -155,7 +156,7 @@ final class BalancerUpdater {
   }
 
   /** Applies the latest pending list whole, or leaves the membership as it was. */
-  private Membership.Change applyList(long now, List<HealthTransition> transitions) {
+  private Membership.@Nullable Change applyList(long now, List<HealthTransition> transitions) {
     List<Target> list = pendingList.getAndSet(null);
     if (list == null) {
       return null;
@@ -217,7 +218,7 @@ final class BalancerUpdater {
     return n;
   }
 
-  private void report(Membership.Change change, List<HealthTransition> transitions) {
+  private void report(Membership.@Nullable Change change, List<HealthTransition> transitions) {
     if (change != null) {
       for (TrackedTarget t : change.joined) {
         guarded(() -> metrics.targetAdded(t), "registering the meters of " + t.target.id());
@@ -252,12 +253,12 @@ final class BalancerUpdater {
   }
 
   private static TargetState shown(HealthPhase p) {
-    switch (p) {
-      case EJECTED: return TargetState.EJECTED;
-      case UNHEALTHY: return TargetState.UNHEALTHY;
-      case WARMING: return TargetState.WARMING;
-      default: return TargetState.HEALTHY;
-    }
+    return switch (p) {
+      case EJECTED -> TargetState.EJECTED;
+      case UNHEALTHY -> TargetState.UNHEALTHY;
+      case WARMING -> TargetState.WARMING;
+      default -> TargetState.HEALTHY;
+    };
   }
 
   private void guarded(Runnable r, String what) {

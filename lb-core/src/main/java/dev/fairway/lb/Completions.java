@@ -1,5 +1,6 @@
 package dev.fairway.lb;
 
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import java.util.function.LongSupplier;
 
 /**
@@ -32,8 +33,9 @@ final class Completions {
     long latency = recordedLatencyNanos >= 0 ? recordedLatencyNanos : Math.max(0, now - startNanos);
     t.recordLatency(latency, now, tauNanos);
     t.releaseSlot();
-    if (t.breaker != null) {
-      passive.onSuccess(t, latency, now);
+    CircuitBreaker window = t.breaker;
+    if (window != null) {
+      passive.onSuccess(t, window, latency, now);
     }
     if (trial) {
       t.health.endTrial();
@@ -52,8 +54,9 @@ final class Completions {
     if (strategy.affinityTable() != null) {
       metrics.affinityInvalidated();
     }
-    if (t.breaker != null) {
-      passive.onFailure(t, elapsed, now, cause);
+    CircuitBreaker window = t.breaker;
+    if (window != null) {
+      passive.onFailure(t, window, elapsed, now, cause);
     }
     if (trial) {
       t.health.endTrial();

@@ -5,6 +5,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
 
 /**
  * fly.io-proxy semantics. Below its soft limit a target is chosen by closeness: same zone as the
@@ -68,7 +69,7 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
     }
 
     @Override
-    Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
+    Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
       return new LimitedSelector(snapshot, context, queue);
     }
 
@@ -97,7 +98,7 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
      * release and by every published snapshot; the deadline is read from the balancer's ticker.
      */
     @Override
-    TrackedTarget awaitSlot(String key, Set<Target> exclude, java.util.function.Supplier<TargetSnapshot> snapshots)
+    TrackedTarget awaitSlot(@Nullable String key, @Nullable Set<Target> exclude, java.util.function.Supplier<TargetSnapshot> snapshots)
         throws NoTargetAvailableException {
       String service = context.service;
       long waitNanos = maxWait.toNanos();
@@ -225,12 +226,12 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
 
     /** For a new caller: {@link #AT_CAPACITY} while others wait, so nobody overtakes the queue. */
     @Override
-    TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+    @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos) {
       return queue.hasWaiters() ? AT_CAPACITY : take(exclude);
     }
 
     /** Takes a slot by the rules above: a target, {@link #AT_CAPACITY}, or null if all are excluded. */
-    TrackedTarget take(Set<Target> exclude) {
+    @Nullable TrackedTarget take(@Nullable Set<Target> exclude) {
       int n = targets.length;
       if (n > FULL_SCAN_LIMIT) {
         TrackedTarget sampled = selectFromSample(exclude);
@@ -285,7 +286,7 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
      * then as many from everywhere, applying the same rules to the sample, so a pick stays O(1)
      * while there is room. Null when the sample had no slot (the caller then scans everything).
      */
-    private TrackedTarget selectFromSample(Set<Target> exclude) {
+    private @Nullable TrackedTarget selectFromSample(@Nullable Set<Target> exclude) {
       int closest = -1;
       int leastLoaded = -1;
       for (int k = 0; k < 2 * SAMPLES; k++) {

@@ -3,6 +3,7 @@ package dev.fairway.lb;
 import java.util.Arrays;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A hash ring of virtual nodes over all members (healthy or not). Each member gets virtual nodes in
@@ -41,8 +42,8 @@ final class ConsistentHashStrategy extends BuiltinStrategy {
   StrategyInstance attach(BalancerContext context) {
     return new StrategyInstance() {
       @Override
-      Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
-        Ring before = previous instanceof RingSelector ? ((RingSelector) previous).ring : null;
+      Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
+        Ring before = previous instanceof RingSelector old ? old.ring : null;
         Ring ring = before != null && before.membershipVersion == snapshot.membershipVersion
             ? before
             : Ring.build(snapshot.members, snapshot.membershipVersion, before);
@@ -100,7 +101,7 @@ final class ConsistentHashStrategy extends BuiltinStrategy {
      * only here, by the balancer's single updater thread; a field read per point is what makes the
      * filter pass cheap.
      */
-    static Ring build(TrackedTarget[] members, long membershipVersion, Ring previous) {
+    static Ring build(TrackedTarget[] members, long membershipVersion, @Nullable Ring previous) {
       int n = members.length;
       double totalWeight = 0;
       for (TrackedTarget m : members) {
@@ -197,7 +198,7 @@ final class ConsistentHashStrategy extends BuiltinStrategy {
     }
 
     @Override
-    TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+    @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos) {
       if (key == null) {
         return keyless.select(null, exclude, nowNanos);
       }

@@ -6,6 +6,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Passive health: decides from call outcomes when a target is ejected, and drives its
@@ -37,9 +38,9 @@ final class EjectionPolicy {
     this.updater = updater;
   }
 
-  void onSuccess(TrackedTarget t, long latencyNanos, long now) {
+  /** {@code window} is the target's outcome window ({@link TrackedTarget#breaker}, known not null). */
+  void onSuccess(TrackedTarget t, CircuitBreaker window, long latencyNanos, long now) {
     t.succeeded();
-    CircuitBreaker window = t.breaker;
     HealthPhase phase = t.health.phaseAt(now);
     if (phase == HealthPhase.HALF_OPEN) {
       HealthTransition back = t.health.apply(t, TargetHealth.Event.TRIAL_SUCCEEDED, now, null);
@@ -56,13 +57,12 @@ final class EjectionPolicy {
     if (skippableWindow == 0 || t.shouldRecordSuccess(skippableWindow)) {
       window.onSuccess(latencyNanos, TimeUnit.NANOSECONDS);
       if (window.getState() == CircuitBreaker.State.OPEN) {
-        eject(t, now, "slow-call rate " + window.getMetrics().getSlowCallRate() + "% over its last calls");
+        eject(t, window, now, "slow-call rate " + window.getMetrics().getSlowCallRate() + "% over its last calls");
       }
     }
   }
 
-  void onFailure(TrackedTarget t, long elapsedNanos, long now, Throwable cause) {
-    CircuitBreaker window = t.breaker;
+  void onFailure(TrackedTarget t, CircuitBreaker window, long elapsedNanos, long now, @Nullable Throwable cause) {
     t.resetRecordedSuccesses();
     int inARow = t.failedInARow();
     HealthPhase phase = t.health.phaseAt(now);
@@ -75,7 +75,7 @@ final class EjectionPolicy {
     String reason = ejectionReason(Failures.classifyTarget(cause), phase, inARow, config.consecutiveFailures,
         window.getState() == CircuitBreaker.State.OPEN ? window.getMetrics().getFailureRate() : -1);
     if (reason != null) {
-      eject(t, now, reason);
+      eject(t, window, now, reason);
     }
   }
 
@@ -86,7 +86,7 @@ final class EjectionPolicy {
    * @param consecutiveLimit the consecutive-failure rule, 0 for off
    * @param windowFailureRate the window's failure rate if it says "open", else negative
    */
-  static String ejectionReason(FailureKind kind, HealthPhase phase, int inARow, int consecutiveLimit,
+  static @Nullable String ejectionReason(FailureKind kind, HealthPhase phase, int inARow, int consecutiveLimit,
       float windowFailureRate) {
     if (kind.ejectsAtOnce()) {
       return "could not connect";
@@ -103,7 +103,7 @@ final class EjectionPolicy {
     return null;
   }
 
-  private void eject(TrackedTarget t, long now, String reason) {
+  private void eject(TrackedTarget t, CircuitBreaker window, long now, String reason) {
     HealthTransition ejected = null;
     String refusal = null;
     ejectionLock.lock();
@@ -129,7 +129,7 @@ final class EjectionPolicy {
     }
     if (refusal != null) {
       // Start counting afresh rather than retrying the ejection on every failure.
-      t.breaker.reset();
+      window.reset();
       t.resetRecordedSuccesses();
       t.consecutiveFailures = 0;
       LOG.log(System.Logger.Level.INFO, "{0}: not ejecting {1} ({2}): {3}", service, t.target.id(), reason, refusal);

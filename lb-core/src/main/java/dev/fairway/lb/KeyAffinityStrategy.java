@@ -1,6 +1,7 @@
 package dev.fairway.lb;
 
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Sticky keys: a new key is placed by jump consistent hash over the pickable targets and remembered
@@ -30,7 +31,7 @@ final class KeyAffinityStrategy extends BuiltinStrategy {
     AffinityTable table = new AffinityTable(maxKeys);
     return new StrategyInstance() {
       @Override
-      Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
+      Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
         return new KeyAffinitySelector(snapshot, table, new PowerOfTwoChoicesStrategy.P2cSelector(snapshot, context.random));
       }
 
@@ -57,7 +58,7 @@ final class KeyAffinityStrategy extends BuiltinStrategy {
     }
 
     @Override
-    TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+    @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos) {
       if (key == null) {
         return keyless.select(null, exclude, nowNanos);
       }
@@ -77,7 +78,7 @@ final class KeyAffinityStrategy extends BuiltinStrategy {
       return placed;
     }
 
-    private TrackedTarget place(String key, TrackedTarget avoid, Set<Target> exclude) {
+    private @Nullable TrackedTarget place(String key, @Nullable TrackedTarget avoid, @Nullable Set<Target> exclude) {
       int n = targets.length;
       long h = Murmur3.hash64(key);
       int idx = Murmur3.jump(h, n);

@@ -1,6 +1,7 @@
 package dev.fairway.lb;
 
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Fewest in-flight calls per unit of weight. Up to {@value #FULL_SCAN_LIMIT} targets every one is
@@ -21,7 +22,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
   StrategyInstance attach(BalancerContext context) {
     return new StrategyInstance() {
       @Override
-      Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
+      Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
         return new LeastConnectionsSelector(snapshot, context.random);
       }
     };
@@ -35,7 +36,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
   static final class LeastConnectionsSelector extends Selector {
     private final TrackedTarget[] targets;
     private final long[] weights;
-    private final WeightedSampler sampler;
+    private final @Nullable WeightedSampler sampler; // null: few enough targets to scan them all
     private final RandomSource random;
 
     LeastConnectionsSelector(TargetSnapshot snapshot, RandomSource random) {
@@ -47,7 +48,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
     }
 
     @Override
-    TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+    @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos) {
       int n = targets.length;
       int best = -1;
       int bestLoad = 0;

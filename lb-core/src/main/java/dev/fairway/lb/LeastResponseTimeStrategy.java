@@ -1,6 +1,7 @@
 package dev.fairway.lb;
 
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Peak-EWMA, as Finagle and Linkerd score it: cost = latency average x (in-flight + 1) / weight,
@@ -28,7 +29,7 @@ final class LeastResponseTimeStrategy extends BuiltinStrategy {
   StrategyInstance attach(BalancerContext context) {
     return new StrategyInstance() {
       @Override
-      Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
+      Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
         return new LeastResponseTimeSelector(snapshot, context.random, context.tauNanos);
       }
     };
@@ -48,7 +49,7 @@ final class LeastResponseTimeStrategy extends BuiltinStrategy {
     private final TrackedTarget[] targets;
     /** 1 / effective weight, so scoring multiplies instead of dividing. */
     private final double[] perWeight;
-    private final WeightedSampler sampler;
+    private final @Nullable WeightedSampler sampler; // null: few enough targets to scan them all
     private final RandomSource random;
     private final double stepsPerNano;
 
@@ -65,7 +66,7 @@ final class LeastResponseTimeStrategy extends BuiltinStrategy {
     }
 
     @Override
-    TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+    @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos) {
       int n = targets.length;
       if (sampler == null) {
         int start = n == 1 ? 0 : random.nextInt(n);

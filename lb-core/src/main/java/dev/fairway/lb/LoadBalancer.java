@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Chooses a target for each call to one service. Build one per service and share it: it is
@@ -51,19 +52,19 @@ public final class LoadBalancer implements AutoCloseable {
   private final Strategy strategyDescription;
   private final StrategyInstance strategy;
   private final LongSupplier ticker;
-  private final MeterRegistry registry;
+  private final @Nullable MeterRegistry registry;
   private final BalancerMetrics metrics;
   private final BalancerUpdater updater;
   private final Completions completions;
   private final Supplier<TargetSnapshot> snapshots;
   private final AutoCloseable subscription;
-  private final ActiveHealthChecker activeHealth;
+  private final @Nullable ActiveHealthChecker activeHealth;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private LoadBalancer(Builder b) {
+  private LoadBalancer(Builder b, TargetSource source, boolean ownsSource) {
     this.service = b.service;
-    this.ownsSource = b.fixedTargets != null;
-    this.source = ownsSource ? TargetSource.of(b.fixedTargets) : b.source;
+    this.ownsSource = ownsSource;
+    this.source = source;
     this.strategyDescription = b.strategyOrDefault();
     this.ticker = b.ticker;
     this.registry = b.registry;
@@ -90,8 +91,9 @@ public final class LoadBalancer implements AutoCloseable {
       throw e;
     }
     updater.startMetrics(); // only now: a failed subscription leaves no meters behind
-    this.activeHealth = b.activeHealth == null ? null
-        : ActiveHealthChecker.start(service, b.activeHealth, updater::members, this::onProbe);
+    ActiveHealth active = b.activeHealth;
+    this.activeHealth = active == null ? null
+        : ActiveHealthChecker.start(service, active, updater::members, this::onProbe);
   }
 
   /** A builder for the balancer of {@code service} (the logical name, used in messages and metrics). */
@@ -115,7 +117,7 @@ public final class LoadBalancer implements AutoCloseable {
   }
 
   /** {@code pick(affinityKey, Set.of())}. */
-  public Pick pick(String affinityKey) throws NoTargetAvailableException {
+  public Pick pick(@Nullable String affinityKey) throws NoTargetAvailableException {
     return pick(affinityKey, null);
   }
 
@@ -128,8 +130,8 @@ public final class LoadBalancer implements AutoCloseable {
    * @param exclude targets not to choose (say, ones this call already tried); null or empty for none
    * @throws NoTargetAvailableException naming the service and the reason when no target can be chosen
    */
-  public Pick pick(String affinityKey, Set<Target> exclude) throws NoTargetAvailableException {
-    Set<Target> ex = exclude == null || exclude.isEmpty() ? null : exclude;
+  public Pick pick(@Nullable String affinityKey, @Nullable Set<Target> exclude) throws NoTargetAvailableException {
+    @Nullable Set<Target> ex = exclude == null || exclude.isEmpty() ? null : exclude;
     long now = ticker.getAsLong();
     TargetSnapshot s = updater.snapshot();
     if (now >= s.reviewAtNanos) {
@@ -167,7 +169,7 @@ public final class LoadBalancer implements AutoCloseable {
     }
   }
 
-  private static Set<Target> excludingAlso(Set<Target> exclude, TrackedTarget t) {
+  private static Set<Target> excludingAlso(@Nullable Set<Target> exclude, TrackedTarget t) {
     Set<Target> more = exclude == null ? new HashSet<>() : new HashSet<>(exclude);
     more.add(t.target);
     return more;
@@ -238,7 +240,7 @@ public final class LoadBalancer implements AutoCloseable {
 
   /** Callers waiting for a slot of {@link Strategy#concurrencyLimited}; 0 for other strategies. */
   int waitingForSlot() {
-    return strategy instanceof ConcurrencyLimitedStrategy.Instance ? ((ConcurrencyLimitedStrategy.Instance) strategy).waiting() : 0;
+    return strategy instanceof ConcurrencyLimitedStrategy.Instance limited ? limited.waiting() : 0;
   }
 
   private void onProbe(TrackedTarget t, boolean healthy) {
@@ -262,15 +264,16 @@ public final class LoadBalancer implements AutoCloseable {
    */
   public static final class Builder {
     private final String service;
-    private TargetSource source;
-    private List<Target> fixedTargets;
-    private Strategy strategy;
-    private PassiveHealth passiveHealth;
-    private ActiveHealth activeHealth;
-    private Duration slowStart;
-    private String localZone;
-    private MeterRegistry registry;
-    private Integer panicThreshold;
+    // Unset (null) until its setter is called; the ...OrDefault() getters apply the defaults.
+    private @Nullable TargetSource source;
+    private @Nullable List<Target> fixedTargets;
+    private @Nullable Strategy strategy;
+    private @Nullable PassiveHealth passiveHealth;
+    private @Nullable ActiveHealth activeHealth;
+    private @Nullable Duration slowStart;
+    private @Nullable String localZone;
+    private @Nullable MeterRegistry registry;
+    private @Nullable Integer panicThreshold;
     LongSupplier ticker = System::nanoTime;
     RandomSource random = RandomSource.THREAD_LOCAL;
     Duration latencyDecay = Duration.ofSeconds(5);
@@ -402,10 +405,13 @@ public final class LoadBalancer implements AutoCloseable {
      * @throws IllegalArgumentException naming the field if the configuration is incomplete
      */
     public LoadBalancer build() {
-      if (source == null && fixedTargets == null) {
-        throw new IllegalArgumentException("targets: not set (expected: targets(TargetSource) or targets(Target...))");
+      if (fixedTargets != null) {
+        return new LoadBalancer(this, TargetSource.of(fixedTargets), true);
       }
-      return new LoadBalancer(this);
+      if (source != null) {
+        return new LoadBalancer(this, source, false);
+      }
+      throw new IllegalArgumentException("targets: not set (expected: targets(TargetSource) or targets(Target...))");
     }
   }
 }

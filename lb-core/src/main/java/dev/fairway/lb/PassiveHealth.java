@@ -5,6 +5,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowS
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowType;
 import io.github.resilience4j.core.IntervalFunction;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Passive health: how call outcomes reported on {@link Pick} eject failing targets. Each target has
@@ -26,11 +27,11 @@ import java.time.Duration;
 public final class PassiveHealth {
   private static final PassiveHealth DISABLED = new PassiveHealth(null, 0, 0);
 
-  final CircuitBreakerConfig config; // null when disabled
+  final @Nullable CircuitBreakerConfig config; // null when disabled
   final int consecutiveFailures; // 0 = only the breaker's own failure-rate rule
   final int maxEjectionPercent;
 
-  private PassiveHealth(CircuitBreakerConfig config, int consecutiveFailures, int maxEjectionPercent) {
+  private PassiveHealth(@Nullable CircuitBreakerConfig config, int consecutiveFailures, int maxEjectionPercent) {
     this.config = config;
     this.consecutiveFailures = consecutiveFailures;
     this.maxEjectionPercent = maxEjectionPercent;
@@ -93,6 +94,11 @@ public final class PassiveHealth {
     return config != null;
   }
 
+  /** Trial calls a half-open target may have in flight at once: the configuration's, at least 1. */
+  int trialPermits() {
+    return config != null ? Math.max(1, config.getPermittedNumberOfCallsInHalfOpenState()) : 1;
+  }
+
   /**
    * The size of the breaker's count-based window, or 0 for a time-based one. In a count-based window
    * that holds only successes, one more success changes nothing, so the balancer stops feeding
@@ -111,12 +117,14 @@ public final class PassiveHealth {
    * verdict (it is never asked to permit a call; {@link TargetHealth} owns the phase). Null when
    * disabled.
    */
-  io.github.resilience4j.circuitbreaker.CircuitBreaker newWindow(String service, Target target) {
+  io.github.resilience4j.circuitbreaker.@Nullable CircuitBreaker newWindow(String service, Target target) {
     return config == null ? null : io.github.resilience4j.circuitbreaker.CircuitBreaker.of(service + "/" + target.id(), config);
   }
 
+  /** How long ejection number {@code ejectionNumber} (1 for the first in a row) lasts; 10 s if disabled. */
   long ejectionNanos(int ejectionNumber) {
-    Long millis = config.getWaitIntervalFunctionInOpenState().apply(Math.max(1, ejectionNumber));
+    // Only an enabled PassiveHealth ejects, but a null check costs nothing and rules out an NPE.
+    Long millis = config == null ? null : config.getWaitIntervalFunctionInOpenState().apply(Math.max(1, ejectionNumber));
     return Duration.ofMillis(millis == null ? 10_000 : millis).toNanos();
   }
 

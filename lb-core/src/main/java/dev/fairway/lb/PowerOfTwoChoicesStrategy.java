@@ -1,6 +1,7 @@
 package dev.fairway.lb;
 
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /** Two distinct weighted-random targets; the one with fewer in-flight calls per weight wins. */
 final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
@@ -13,7 +14,7 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
   StrategyInstance attach(BalancerContext context) {
     return new StrategyInstance() {
       @Override
-      Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
+      Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
         return new P2cSelector(snapshot, context.random);
       }
     };
@@ -33,7 +34,7 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
     }
 
     @Override
-    TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+    @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos) {
       int n = targets.length;
       if (n == 1) {
         return excluded(targets[0], exclude) ? null : targets[0];

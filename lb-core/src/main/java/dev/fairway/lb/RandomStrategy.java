@@ -1,6 +1,7 @@
 package dev.fairway.lb;
 
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /** Weighted random with an alias table: two random numbers per pick, whatever the target count. */
 final class RandomStrategy extends BuiltinStrategy {
@@ -13,7 +14,7 @@ final class RandomStrategy extends BuiltinStrategy {
   StrategyInstance attach(BalancerContext context) {
     return new StrategyInstance() {
       @Override
-      Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
+      Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
         return new RandomSelector(snapshot, context.random);
       }
     };
@@ -31,7 +32,7 @@ final class RandomStrategy extends BuiltinStrategy {
     }
 
     @Override
-    TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+    @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos) {
       for (int attempt = 0; attempt < 4; attempt++) {
         TrackedTarget t = targets[sampler.sample(random)];
         if (!excluded(t, exclude)) {

@@ -1,6 +1,7 @@
 package dev.fairway.lb;
 
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /** Strict rotation over the pickable targets. One shared atomic cursor per balancer. */
 final class RoundRobinStrategy extends BuiltinStrategy {
@@ -14,7 +15,7 @@ final class RoundRobinStrategy extends BuiltinStrategy {
     PaddedCounter cursor = new PaddedCounter();
     return new StrategyInstance() {
       @Override
-      Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
+      Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
         return new RoundRobinSelector(snapshot.pickable, cursor);
       }
     };
@@ -30,7 +31,7 @@ final class RoundRobinStrategy extends BuiltinStrategy {
     }
 
     @Override
-    TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+    @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos) {
       TrackedTarget[] t = targets;
       int i = cursor.nextIndex(t.length);
       TrackedTarget chosen = t[i];

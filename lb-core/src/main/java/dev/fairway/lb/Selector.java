@@ -1,6 +1,7 @@
 package dev.fairway.lb;
 
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A strategy's chooser for one {@link TargetSnapshot}: immutable apart from the strategy's own
@@ -9,6 +10,8 @@ import java.util.Set;
  */
 abstract class Selector {
   /** Returned when every candidate is at its hard limit (only concurrency-limited does this). */
+  // A marker compared by identity, never picked, completed or shown: nothing reads its health or window.
+  @SuppressWarnings("NullAway")
   static final TrackedTarget AT_CAPACITY = new TrackedTarget(Target.of("at-capacity.invalid", 1), null, null);
 
   /**
@@ -16,19 +19,19 @@ abstract class Selector {
    * {@code null} when every candidate is excluded. Unless {@link #acquiresSlot()}, the caller
    * increments the chosen target's in-flight count.
    */
-  abstract TrackedTarget select(String key, Set<Target> exclude, long nowNanos);
+  abstract @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos);
 
   /** True if {@link #select} already incremented the chosen target's in-flight count. */
   boolean acquiresSlot() {
     return false;
   }
 
-  static boolean excluded(TrackedTarget t, Set<Target> exclude) {
+  static boolean excluded(TrackedTarget t, @Nullable Set<Target> exclude) {
     return exclude != null && exclude.contains(t.target);
   }
 
   /** The first target at or after {@code start} (cyclically) that is not excluded; null if none. */
-  static TrackedTarget firstAllowed(TrackedTarget[] targets, int start, Set<Target> exclude) {
+  static @Nullable TrackedTarget firstAllowed(TrackedTarget[] targets, int start, @Nullable Set<Target> exclude) {
     int n = targets.length;
     for (int i = 0; i < n; i++) {
       int idx = start + i;

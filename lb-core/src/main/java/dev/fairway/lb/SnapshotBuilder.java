@@ -1,5 +1,7 @@
 package dev.fairway.lb;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Builds the {@link TargetSnapshot} for a membership at a moment: which members are pickable (in
  * service, or all of them in panic mode), their effective weights (slow start), the next time the
@@ -22,7 +24,7 @@ final class SnapshotBuilder {
         "the balancer is closed", strategy, null);
   }
 
-  TargetSnapshot build(Membership membership, long now, StrategyInstance strategy, Selector previous) {
+  TargetSnapshot build(Membership membership, long now, StrategyInstance strategy, @Nullable Selector previous) {
     TrackedTarget[] m = membership.members;
     HealthPhase[] phases = new HealthPhase[m.length];
     long reviewAt = Long.MAX_VALUE;
@@ -63,7 +65,7 @@ final class SnapshotBuilder {
       }
       pickable[k++] = t;
     }
-    String reason = null;
+    String reason = "";
     if (count == 0) {
       reason = m.length == 0
           ? (membership.sawTargets ? "no targets known (the target source's list is empty)"

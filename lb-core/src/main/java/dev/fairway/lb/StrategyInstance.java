@@ -2,6 +2,7 @@ package dev.fairway.lb;
 
 import java.util.Set;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A strategy attached to one balancer: owns the state that must outlive a snapshot (counters,
@@ -13,7 +14,7 @@ abstract class StrategyInstance {
    * selector of the snapshot being replaced, or null, so expensive structures that depend only on
    * membership (a hash ring) can be reused when {@code membershipVersion} did not change.
    */
-  abstract Selector selectorFor(TargetSnapshot snapshot, Selector previous);
+  abstract Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous);
 
   /** Called when a hold on {@code target} ends, whatever the outcome. */
   void onRelease(TrackedTarget target) {}
@@ -27,13 +28,13 @@ abstract class StrategyInstance {
    *
    * @param snapshots the balancer's current snapshot, read again after every wake-up
    */
-  TrackedTarget awaitSlot(String key, Set<Target> exclude, Supplier<TargetSnapshot> snapshots)
+  TrackedTarget awaitSlot(@Nullable String key, @Nullable Set<Target> exclude, Supplier<TargetSnapshot> snapshots)
       throws NoTargetAvailableException {
     throw new IllegalStateException(getClass().getName() + " has no capacity limit to wait for");
   }
 
-  /** The affinity table, for strategies that keep one. */
-  AffinityTable affinityTable() {
+  /** The affinity table, for strategies that keep one; null for the others. */
+  @Nullable AffinityTable affinityTable() {
     return null;
   }
 

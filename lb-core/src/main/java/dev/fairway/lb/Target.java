@@ -5,6 +5,7 @@ import static dev.fairway.lb.internal.Args.quote;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One instance of a service that calls can be sent to: a host, a port, a weight, a zone and free-form
@@ -155,8 +156,8 @@ public final class Target {
   }
 
   @Override
-  public boolean equals(Object o) {
-    return o == this || (o instanceof Target && ((Target) o).id.equals(id));
+  public boolean equals(@Nullable Object o) {
+    return o == this || (o instanceof Target other && other.id.equals(id));
   }
 
   @Override
@@ -193,7 +194,7 @@ public final class Target {
     if (host != null && !host.isEmpty()) {
       boolean bracketed = host.length() > 2 && host.charAt(0) == '[' && host.charAt(host.length() - 1) == ']';
       String h = bracketed ? host.substring(1, host.length() - 1) : host;
-      if (bracketed || h.indexOf(':') >= 0 ? isIpv6(h) : isIpv4(h) || (!looksNumeric(h) && isDnsName(h))) {
+      if ((bracketed || h.indexOf(':') >= 0) ? isIpv6(h) : (isIpv4(h) || (!looksNumeric(h) && isDnsName(h)))) {
         return h;
       }
     }
@@ -256,14 +257,17 @@ public final class Target {
     String head = doubleColon >= 0 ? h.substring(0, doubleColon) : h;
     String tail = doubleColon >= 0 ? h.substring(doubleColon + 2) : "";
     int groups = 0;
-    for (String part : new String[] {head, tail}) {
+    String[] halves = {head, tail};
+    for (int half = 0; half < halves.length; half++) {
+      String part = halves[half];
       if (part.isEmpty()) {
         continue;
       }
       String[] pieces = part.split(":", -1);
       for (int i = 0; i < pieces.length; i++) {
         String p = pieces[i];
-        boolean last = part == tail || doubleColon < 0 ? i == pieces.length - 1 : false;
+        // The last group of the address (of the tail, or of the whole when there is no "::").
+        boolean last = (half == 1 || doubleColon < 0) && i == pieces.length - 1;
         if (last && p.indexOf('.') >= 0) {
           if (!isIpv4(p)) {
             return false;

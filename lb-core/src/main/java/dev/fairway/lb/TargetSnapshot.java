@@ -1,5 +1,7 @@
 package dev.fairway.lb;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Everything a pick needs, frozen: the members, which of them may be picked, their effective
  * weights, and the strategy's selector built for exactly this set. Built by the
@@ -23,9 +25,10 @@ final class TargetSnapshot {
   final int trialTargets;
   /** Ticker time at which health or warming must be looked at again; Long.MAX_VALUE for never. */
   final long reviewAtNanos;
-  /** Why nothing is pickable, for the exception message; null when something is. */
+  /** Why nothing is pickable, for the exception message; empty when something is. */
   final String unavailableReason;
-  final Selector selector;
+  /** Null exactly when nothing is pickable. */
+  final @Nullable Selector selector;
 
   TargetSnapshot(
       long membershipVersion,
@@ -38,7 +41,7 @@ final class TargetSnapshot {
       long reviewAtNanos,
       String unavailableReason,
       StrategyInstance strategy,
-      Selector previous) {
+      @Nullable Selector previous) {
     this.membershipVersion = membershipVersion;
     this.members = members;
     this.memberPickable = memberPickable;

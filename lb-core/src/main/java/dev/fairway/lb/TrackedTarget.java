@@ -2,6 +2,7 @@ package dev.fairway.lb;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The balancer's knowledge of one target: its load ({@link PeakEwmaLoad}, the superclass), its
@@ -22,7 +23,7 @@ final class TrackedTarget extends PeakEwmaLoadPadAfter {
   volatile Target target;
   final TargetHealth health;
   /** The outcome window (a Resilience4j breaker used for its sliding window only); null when passive health is off. */
-  final CircuitBreaker breaker;
+  final @Nullable CircuitBreaker breaker;
 
   volatile int consecutiveFailures;
   /**
@@ -46,7 +47,7 @@ final class TrackedTarget extends PeakEwmaLoadPadAfter {
   /** How many points it has. */
   int ringCount;
 
-  TrackedTarget(Target target, TargetHealth health, CircuitBreaker breaker) {
+  TrackedTarget(Target target, TargetHealth health, @Nullable CircuitBreaker breaker) {
     this.target = target;
     this.health = health;
     this.breaker = breaker;

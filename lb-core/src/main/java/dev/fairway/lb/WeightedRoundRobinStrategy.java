@@ -2,6 +2,7 @@ package dev.fairway.lb;
 
 import java.util.PriorityQueue;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Smooth weighted round robin from a schedule computed at rebuild time: one full cycle of picks,
@@ -29,7 +30,7 @@ final class WeightedRoundRobinStrategy extends BuiltinStrategy {
     PaddedCounter cursor = new PaddedCounter();
     return new StrategyInstance() {
       @Override
-      Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
+      Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
         if (snapshot.uniformWeights) {
           return new RoundRobinStrategy.RoundRobinSelector(snapshot.pickable, cursor);
         }
@@ -128,7 +129,7 @@ final class WeightedRoundRobinStrategy extends BuiltinStrategy {
     }
 
     @Override
-    TrackedTarget select(String key, Set<Target> exclude, long nowNanos) {
+    @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos) {
       int slot = cursor.nextIndex(schedule.length);
       TrackedTarget chosen = targets[schedule[slot]];
       if (exclude == null || !exclude.contains(chosen.target)) {

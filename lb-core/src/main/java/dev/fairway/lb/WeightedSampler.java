@@ -5,6 +5,9 @@ package dev.fairway.lb;
  * uniform double). Built once per snapshot; immutable.
  */
 final class WeightedSampler {
+  private static final double[] NO_PROBABILITIES = new double[0];
+  private static final int[] NO_ALIASES = new int[0];
+
   private final int n;
   private final boolean uniform;
   private final double[] probability;
@@ -14,8 +17,8 @@ final class WeightedSampler {
     this.n = weights.length;
     this.uniform = uniform;
     if (uniform) {
-      probability = null;
-      alias = null;
+      probability = NO_PROBABILITIES; // never read: sample() returns the uniform index first
+      alias = NO_ALIASES;
       return;
     }
     probability = new double[n];

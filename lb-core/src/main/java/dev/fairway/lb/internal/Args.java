@@ -1,5 +1,7 @@
 package dev.fairway.lb.internal;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The argument checks and messages every Fairway builder uses, so that all three modules fail the
  * same way: a bad value is an {@link IllegalArgumentException} reading {@code field: value
@@ -10,7 +12,7 @@ public final class Args {
   private Args() {}
 
   /** {@code "text"} in quotes, or {@code null} bare, for messages that must show blanks and nulls. */
-  public static String quote(String s) {
+  public static String quote(@Nullable String s) {
     return s == null ? "null" : "\"" + s + "\"";
   }
 
@@ -18,25 +20,33 @@ public final class Args {
    * Throws {@link IllegalStateException} if a builder option was already set ({@code current} is
    * not null).
    */
-  public static void requireUnset(String field, Object current) {
+  public static void requireUnset(String field, @Nullable Object current) {
     if (current != null) {
       throw new IllegalStateException(
-          field + " was already set to " + (current instanceof String ? quote((String) current) : current));
+          field + " was already set to " + (current instanceof String text ? quote(text) : current));
     }
   }
 
   /** As {@link #requireUnset}, for a secret (a token): the message names the field, never the value. */
-  public static void requireUnsetSecret(String field, Object current) {
+  public static void requireUnsetSecret(String field, @Nullable Object current) {
     if (current != null) {
       throw new IllegalStateException(field + " was already set");
     }
   }
 
   /** Throws {@link IllegalArgumentException} {@code field: value (expected: expected)} unless {@code ok}. */
-  public static void requireArgument(boolean ok, String field, Object value, String expected) {
+  public static void requireArgument(boolean ok, String field, @Nullable Object value, String expected) {
     if (!ok) {
-      throw new IllegalArgumentException(
-          field + ": " + (value instanceof String ? quote((String) value) : value) + " (expected: " + expected + ")");
+      throw invalid(field, value, expected);
     }
+  }
+
+  /**
+   * The exception {@link #requireArgument} throws, for a caller that throws it itself, so that a
+   * null check stays visible to the nullness checker: {@code if (x == null) throw invalid(...)}.
+   */
+  public static IllegalArgumentException invalid(String field, @Nullable Object value, String expected) {
+    return new IllegalArgumentException(
+        field + ": " + (value instanceof String text ? quote(text) : value) + " (expected: " + expected + ")");
   }
 }

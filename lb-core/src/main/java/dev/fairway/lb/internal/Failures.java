@@ -10,6 +10,7 @@ import java.security.cert.CertificateException;
 import java.util.Locale;
 import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLPeerUnverifiedException;
+import org.jspecify.annotations.Nullable;
 
 /** The one failure classification of Fairway. Not public API (see the package documentation). */
 public final class Failures {
@@ -26,7 +27,7 @@ public final class Failures {
    *
    * <p>Never throws; {@code null} is {@link FailureKind#OTHER}.
    */
-  public static FailureKind classify(Throwable failure) {
+  public static FailureKind classify(@Nullable Throwable failure) {
     FailureKind kind = classifyChain(failure);
     if (kind.neverSent() && failure != null) {
       for (Throwable suppressed : failure.getSuppressed()) {
@@ -47,12 +48,12 @@ public final class Failures {
    *
    * <p>Never throws; {@code null} is {@link FailureKind#OTHER}.
    */
-  public static FailureKind classifyTarget(Throwable failure) {
+  public static FailureKind classifyTarget(@Nullable Throwable failure) {
     return classifyChain(failure);
   }
 
-  private static FailureKind classifyChain(Throwable failure) {
-    Throwable t = failure;
+  private static FailureKind classifyChain(@Nullable Throwable failure) {
+    @Nullable Throwable t = failure;
     for (int depth = 0; t != null && depth < MAX_DEPTH; depth++, t = t.getCause()) {
       if (t instanceof ConnectException
           || t instanceof NoRouteToHostException
@@ -81,8 +82,8 @@ public final class Failures {
     return hasCause(failure, IOException.class) ? FailureKind.IO : FailureKind.OTHER;
   }
 
-  private static boolean hasCause(Throwable failure, Class<? extends Throwable> type) {
-    Throwable t = failure;
+  private static boolean hasCause(@Nullable Throwable failure, Class<? extends Throwable> type) {
+    @Nullable Throwable t = failure;
     for (int depth = 0; t != null && depth < MAX_DEPTH; depth++, t = t.getCause()) {
       if (type.isInstance(t)) {
         return true;

@@ -2,6 +2,7 @@ package dev.fairway.lb.consul;
 
 import java.time.Duration;
 import javax.net.ssl.SSLContext;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How to reach one Consul agent, resolved from builder options and the environment. Immutable.
@@ -13,8 +14,8 @@ import javax.net.ssl.SSLContext;
  * @param namespace the default {@code ns} of every query (Enterprise), or null
  * @param partition the default {@code partition} of every query (Enterprise), or null
  */
-record AgentConfig(String baseUrl, String token, String basicAuth, SSLContext sslContext, Duration connectTimeout,
-    String namespace, String partition) {
+record AgentConfig(String baseUrl, @Nullable String token, @Nullable String basicAuth, @Nullable SSLContext sslContext,
+    Duration connectTimeout, @Nullable String namespace, @Nullable String partition) {
 
   @Override
   public String toString() {

@@ -32,6 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
 import javax.net.ssl.SSLContext;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One connection setup to a Consul agent, shared by the sources of many services.
@@ -80,8 +81,8 @@ public final class ConsulDiscovery implements AutoCloseable {
   private final HealthWatch.Scheduler scheduler;
   private final LongSupplier ticker;
   private final DoubleSupplier random;
-  private final ScheduledThreadPoolExecutor loop; // null when a test drives the steps
-  private final ThreadPoolExecutor httpExecutor; // null when a test drives the steps
+  private final @Nullable ScheduledThreadPoolExecutor loop; // null when a test drives the steps
+  private final @Nullable ThreadPoolExecutor httpExecutor; // null when a test drives the steps
   private final Set<ConsulTargetSource> sources = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -149,10 +150,12 @@ public final class ConsulDiscovery implements AutoCloseable {
     for (ConsulTargetSource s : new ArrayList<>(sources)) {
       s.close();
     }
-    if (loop != null) {
+    ScheduledThreadPoolExecutor loop = this.loop;
+    ThreadPoolExecutor httpExecutor = this.httpExecutor;
+    if (loop != null && httpExecutor != null) { // both, or neither when a test drives the steps
       loop.shutdownNow();
       httpExecutor.shutdown();
-      boolean onLoop = Thread.currentThread().getName().startsWith(threadPrefix());
+      boolean onLoop = Thread.currentThread().getName().startsWith(threadPrefix(loop));
       if (!onLoop) {
         try {
           if (!loop.awaitTermination(1, TimeUnit.SECONDS) || !httpExecutor.awaitTermination(1, TimeUnit.SECONDS)) {
@@ -171,7 +174,7 @@ public final class ConsulDiscovery implements AutoCloseable {
     return "ConsulDiscovery{" + agent + ", sources=" + sources.size() + "}";
   }
 
-  private String threadPrefix() {
+  private static String threadPrefix(ScheduledThreadPoolExecutor loop) {
     ThreadFactory f = loop.getThreadFactory();
     return ((NamedDaemons) f).prefix;
   }
@@ -243,19 +246,20 @@ public final class ConsulDiscovery implements AutoCloseable {
    * environment variable) and the value. Not thread-safe.
    */
   public static final class Builder {
-    private String consulUrl;
-    private String token;
-    private Path tokenFile;
-    private String httpAuth;
-    private Boolean tlsVerify;
-    private Path caCertificate;
-    private Path caPath;
-    private Path clientCertificate;
-    private Path clientKey;
-    private String tlsServerName;
-    private String namespace;
-    private String partition;
-    private Map<String, String> environment;
+    // Unset (null) until its setter is called; build() falls back to the environment.
+    private @Nullable String consulUrl;
+    private @Nullable String token;
+    private @Nullable Path tokenFile;
+    private @Nullable String httpAuth;
+    private @Nullable Boolean tlsVerify;
+    private @Nullable Path caCertificate;
+    private @Nullable Path caPath;
+    private @Nullable Path clientCertificate;
+    private @Nullable Path clientKey;
+    private @Nullable String tlsServerName;
+    private @Nullable String namespace;
+    private @Nullable String partition;
+    private @Nullable Map<String, String> environment;
 
     Builder() {}
 
@@ -394,8 +398,11 @@ public final class ConsulDiscovery implements AutoCloseable {
         }
         if (file != null) {
           secret = readToken(field, file);
-        } else if (env(env, "CONSUL_HTTP_TOKEN") != null) {
-          secret = checkToken("token ($CONSUL_HTTP_TOKEN)", env(env, "CONSUL_HTTP_TOKEN"));
+        } else {
+          String fromEnv = env(env, "CONSUL_HTTP_TOKEN");
+          if (fromEnv != null) {
+            secret = checkToken("token ($CONSUL_HTTP_TOKEN)", fromEnv);
+          }
         }
       }
 
@@ -439,12 +446,12 @@ public final class ConsulDiscovery implements AutoCloseable {
       }
     }
 
-    private static String env(Map<String, String> env, String name) {
+    private static @Nullable String env(Map<String, String> env, String name) {
       String v = env.get(name);
       return v == null || v.isBlank() ? null : v.strip();
     }
 
-    private static Path path(Map<String, String> env, String name) {
+    private static @Nullable Path path(Map<String, String> env, String name) {
       String v = env(env, name);
       return v == null ? null : Path.of(v);
     }
@@ -455,14 +462,11 @@ public final class ConsulDiscovery implements AutoCloseable {
       if (v == null) {
         return otherwise;
       }
-      switch (v) {
-        case "1": case "t": case "T": case "true": case "TRUE": case "True":
-          return true;
-        case "0": case "f": case "F": case "false": case "FALSE": case "False":
-          return false;
-        default:
-          throw new IllegalArgumentException("$" + name + ": " + quote(v) + " (expected: true or false)");
-      }
+      return switch (v) {
+        case "1", "t", "T", "true", "TRUE", "True" -> true;
+        case "0", "f", "F", "false", "FALSE", "False" -> false;
+        default -> throw new IllegalArgumentException("$" + name + ": " + quote(v) + " (expected: true or false)");
+      };
     }
   }
 

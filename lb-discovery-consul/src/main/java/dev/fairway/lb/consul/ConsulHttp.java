@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one thing the watch needs from HTTP: an asynchronous GET against the agent. The production
@@ -28,7 +29,7 @@ interface ConsulHttp {
     }
 
     /** The first value of {@code name}, or null. */
-    String header(String name) {
+    @Nullable String header(String name) {
       List<String> v = headers.get(name.toLowerCase(Locale.ROOT));
       return v == null || v.isEmpty() ? null : v.get(0);
     }

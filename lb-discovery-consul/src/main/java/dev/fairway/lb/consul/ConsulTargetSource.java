@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A live list of a service's instances from Consul's health API
@@ -236,27 +237,28 @@ public final class ConsulTargetSource implements TargetSource {
    */
   public static final class Builder {
     private final String service;
-    private final ConsulDiscovery discovery; // null: build() makes one from agent below
+    private final @Nullable ConsulDiscovery discovery; // null: build() makes one from agent below
     private final ConsulDiscovery.Builder agent = ConsulDiscovery.builder();
     private final Set<String> tags = new LinkedHashSet<>();
     private final List<String> nodeMeta = new ArrayList<>();
-    private String datacenter;
-    private String zoneMetadataKey;
+    // Unset (null, 0 or false) until its setter is called; build() applies the defaults.
+    private @Nullable String datacenter;
+    private @Nullable String zoneMetadataKey;
     private boolean passingOnly;
-    private MeterRegistry meterRegistry;
-    private Duration wait;
-    private Duration backoffInitial;
-    private Duration backoffMax;
+    private @Nullable MeterRegistry meterRegistry;
+    private @Nullable Duration wait;
+    private @Nullable Duration backoffInitial;
+    private @Nullable Duration backoffMax;
     private int burst;
-    private Duration refill;
+    private @Nullable Duration refill;
     private boolean cached;
-    private Duration maxStale;
-    private String filter;
-    private String namespace;
-    private String partition;
-    private String peer;
+    private @Nullable Duration maxStale;
+    private @Nullable String filter;
+    private @Nullable String namespace;
+    private @Nullable String partition;
+    private @Nullable String peer;
 
-    Builder(String service, ConsulDiscovery discovery) {
+    Builder(String service, @Nullable ConsulDiscovery discovery) {
       if (service == null || service.isBlank() || service.contains("/") || !service.equals(service.strip())) {
         throw new IllegalArgumentException("serviceName: " + quote(service)
             + " (expected: a Consul service name, non-blank, no '/' or surrounding spaces)");

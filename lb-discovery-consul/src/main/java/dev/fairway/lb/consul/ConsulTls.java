@@ -31,6 +31,7 @@ import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedTrustManager;
 import javax.net.ssl.X509TrustManager;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Builds the {@link SSLContext} for an https agent from what {@code CONSUL_CACERT},
@@ -43,20 +44,23 @@ final class ConsulTls {
   private ConsulTls() {}
 
   /** The settings; paths may be null. */
-  record Settings(boolean verify, Path caCert, Path caPath, Path clientCert, Path clientKey, String serverName) {
+  record Settings(boolean verify, @Nullable Path caCert, @Nullable Path caPath, @Nullable Path clientCert,
+      @Nullable Path clientKey, @Nullable String serverName) {
     boolean isDefault() {
       return verify && caCert == null && caPath == null && clientCert == null && serverName == null;
     }
   }
 
   /** Null when the JDK's default context does (verify on, system CAs, no client certificate). */
-  static SSLContext context(Settings s) {
+  static @Nullable SSLContext context(Settings s) {
     if (s.isDefault()) {
       return null;
     }
     try {
       TrustManager trust = s.verify() ? trustManager(s) : new TrustAll();
-      KeyManager[] keys = s.clientCert() == null ? null : keyManagers(s.clientCert(), s.clientKey());
+      Path cert = s.clientCert();
+      Path key = s.clientKey(); // the builder rejects one without the other
+      KeyManager[] keys = cert == null || key == null ? null : keyManagers(cert, key);
       SSLContext ctx = SSLContext.getInstance("TLS");
       ctx.init(keys, new TrustManager[] {trust}, null);
       return ctx;

@@ -114,7 +114,7 @@ final class HealthMapper {
       try {
         t = Target.of(host, port);
       } catch (IllegalArgumentException ex) {
-        skipped.add(new Skip(id, "bad_address", ex.getMessage()));
+        skipped.add(new Skip(id, "bad_address", String.valueOf(ex.getMessage()))); // Target.of always says why
         continue;
       }
       ids.add(id);
@@ -136,11 +136,11 @@ final class HealthMapper {
       return Map.of();
     }
     Map<String, String> m = new LinkedHashMap<>();
-    object.fields().forEachRemaining(f -> {
+    for (Map.Entry<String, JsonNode> f : object.properties()) {
       if (f.getValue().isValueNode() && !f.getValue().isNull()) {
         m.put(f.getKey(), f.getValue().asText());
       }
-    });
+    }
     return m;
   }
 
@@ -183,14 +183,11 @@ final class HealthMapper {
   }
 
   private static int statusOf(JsonNode status) {
-    switch (text(status).toLowerCase(Locale.ROOT)) {
-      case "passing":
-        return PASSING;
-      case "warning":
-        return WARNING;
-      default:
-        return CRITICAL; // "critical", "maintenance", missing, anything unknown: not healthy
-    }
+    return switch (text(status).toLowerCase(Locale.ROOT)) {
+      case "passing" -> PASSING;
+      case "warning" -> WARNING;
+      default -> CRITICAL; // "critical", "maintenance", missing, anything unknown: not healthy
+    };
   }
 
   private static String text(JsonNode n) {

@@ -21,6 +21,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The blocking-query loop of one service, as a state machine driven by a {@link Scheduler}: no thread
@@ -66,9 +67,9 @@ final class HealthWatch {
   }
 
   /** What one source asks Consul; immutable. Null fields are left out of the query. */
-  record Query(String service, boolean passingOnly, List<String> tags, String datacenter, String filter,
-      List<String> nodeMeta, String namespace, String partition, String peer, boolean cached, Duration maxStale,
-      Duration waitTime) {}
+  record Query(String service, boolean passingOnly, List<String> tags, @Nullable String datacenter,
+      @Nullable String filter, List<String> nodeMeta, @Nullable String namespace, @Nullable String partition,
+      @Nullable String peer, boolean cached, @Nullable Duration maxStale, Duration waitTime) {}
 
   private final Query query;
   private final String goWait;
@@ -83,15 +84,15 @@ final class HealthWatch {
   private final Sink sink;
 
   private volatile boolean closed;
-  private volatile Future<?> pending;
-  private volatile CompletableFuture<ConsulHttp.Reply> inFlight;
+  private volatile @Nullable Future<?> pending;
+  private volatile @Nullable CompletableFuture<ConsulHttp.Reply> inFlight;
   private volatile long lastSuccessNanos;
 
   // Loop state: touched only by steps, which never run concurrently.
   private long index; // unsigned, as Consul's uint64; 0 = not blocking
   private boolean consistentOnce;
   private Set<String> lastSkipKeys = Set.of();
-  private String lastErrorReason;
+  private @Nullable String lastErrorReason;
   private int errorsSinceSuccess;
   private boolean leaderUnknown;
   private boolean aclWarned;
@@ -138,8 +139,8 @@ final class HealthWatch {
       step.run();
     } catch (Throwable t) {
       unexpected(t);
-      if (t instanceof VirtualMachineError) {
-        throw (VirtualMachineError) t;
+      if (t instanceof VirtualMachineError fatal) {
+        throw fatal;
       }
     }
   }
@@ -161,7 +162,8 @@ final class HealthWatch {
       call.cancel(true);
       return;
     }
-    call.whenCompleteAsync((reply, failure) -> guarded(() -> {
+    // The callback is guarded (it logs whatever it throws): the stage it returns has nothing to add.
+    CompletableFuture<?> unused = call.whenCompleteAsync((reply, failure) -> guarded(() -> {
       if (call != inFlight) {
         return; // superseded after an unexpected error
       }
@@ -408,7 +410,8 @@ final class HealthWatch {
       first = false;
     }
 
-    void add(String name, String value) {
+    /** Appends {@code name=value}, or nothing when {@code value} is null. */
+    void add(String name, @Nullable String value) {
       if (value != null) {
         flag(name);
         q.append('=').append(encode(value));
@@ -452,20 +455,14 @@ final class HealthWatch {
         return "timeout";
       }
     }
-    switch (Failures.classify(e)) {
-      case CONNECT:
-        return "connect";
-      case TLS_HANDSHAKE:
-        return "tls";
-      case CERTIFICATE:
-        return "certificate";
-      case TIMEOUT:
-        return "timeout";
-      case IO:
-        return "io";
-      default:
-        return "unexpected";
-    }
+    return switch (Failures.classify(e)) {
+      case CONNECT -> "connect";
+      case TLS_HANDSHAKE -> "tls";
+      case CERTIFICATE -> "certificate";
+      case TIMEOUT -> "timeout";
+      case IO -> "io";
+      default -> "unexpected";
+    };
   }
 
   static String describe(Throwable e) {
@@ -476,7 +473,7 @@ final class HealthWatch {
     return firstLine(root == e ? String.valueOf(e) : e + " / " + root);
   }
 
-  private static String firstLine(String s) {
+  private static String firstLine(@Nullable String s) {
     if (s == null) {
       return "";
     }
@@ -484,7 +481,7 @@ final class HealthWatch {
     return m.length() > 200 ? m.substring(0, 200) + "..." : m;
   }
 
-  private static long parseLong(String s, long otherwise) {
+  private static long parseLong(@Nullable String s, long otherwise) {
     if (s == null) {
       return otherwise;
     }

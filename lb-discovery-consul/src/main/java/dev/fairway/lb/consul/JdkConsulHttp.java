@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@link ConsulHttp} on the JDK's non-blocking {@link HttpClient}: a blocking query waits in the
@@ -20,8 +21,8 @@ import java.util.concurrent.Executor;
 final class JdkConsulHttp implements ConsulHttp {
   private final HttpClient client;
   private final String base;
-  private final String token;
-  private final String basicAuth;
+  private final @Nullable String token;
+  private final @Nullable String basicAuth;
 
   JdkConsulHttp(AgentConfig agent, Executor executor) {
     HttpClient.Builder b = HttpClient.newBuilder()
@@ -58,11 +59,17 @@ final class JdkConsulHttp implements ConsulHttp {
           return super.cancel(mayInterruptIfRunning);
         }
       };
-      sent.whenComplete((res, e) -> {
+      // Every outcome, a failure of the callback itself included, completes reply, so the stage this
+      // returns has nothing to add; an escaping exception would have left the watch waiting forever.
+      CompletableFuture<?> unused = sent.whenComplete((res, e) -> {
         if (e != null) {
           reply.completeExceptionally(e);
-        } else {
+          return;
+        }
+        try {
           reply.complete(new Reply(res.statusCode(), res.headers().map(), res.body()));
+        } catch (RuntimeException bad) {
+          reply.completeExceptionally(bad);
         }
       });
       return reply;

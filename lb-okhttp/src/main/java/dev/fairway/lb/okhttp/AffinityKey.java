@@ -2,6 +2,7 @@ package dev.fairway.lb.okhttp;
 
 import java.util.function.Function;
 import okhttp3.Request;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Extracts the affinity key of a request, passed to {@link dev.fairway.lb.LoadBalancer#pick(String,
@@ -14,7 +15,7 @@ import okhttp3.Request;
  * <p>Implementations must be thread-safe and fast: they run on every balanced call.
  */
 @FunctionalInterface
-public interface AffinityKey extends Function<Request, String> {
+public interface AffinityKey extends Function<Request, @Nullable String> {
 
   /**
    * The caller's address as a proxy reports it: the first (client-most) hop of

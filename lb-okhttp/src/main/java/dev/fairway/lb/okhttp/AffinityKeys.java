@@ -2,6 +2,7 @@ package dev.fairway.lb.okhttp;
 
 import java.util.List;
 import okhttp3.Request;
+import org.jspecify.annotations.Nullable;
 
 /** The parsing behind {@link AffinityKey}'s factories. */
 final class AffinityKeys {
@@ -17,11 +18,11 @@ final class AffinityKeys {
     return name.trim();
   }
 
-  static String emptyToNull(String value) {
+  static @Nullable String emptyToNull(@Nullable String value) {
     return value == null || value.isEmpty() ? null : value;
   }
 
-  private static String clientIp(Request request) {
+  private static @Nullable String clientIp(Request request) {
     String forwarded = request.header("X-Forwarded-For");
     if (forwarded != null) {
       int comma = forwarded.indexOf(',');
@@ -35,7 +36,7 @@ final class AffinityKeys {
   }
 
   /** Cookie headers look like {@code a=1; b="2"}; there may be several. */
-  static String cookieValue(Request request, String name) {
+  static @Nullable String cookieValue(Request request, String name) {
     List<String> headers = request.headers("Cookie");
     for (int h = 0, n = headers.size(); h < n; h++) {
       String header = headers.get(h);

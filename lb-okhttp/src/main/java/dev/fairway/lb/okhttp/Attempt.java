@@ -5,6 +5,7 @@ import dev.fairway.lb.Target;
 import java.io.IOException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import okhttp3.Call;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One attempt of a call on one target: its {@link Pick} and the start of its {@code
@@ -23,6 +24,7 @@ final class Attempt implements Runnable {
   private final long startNanos;
   /** 0, or the status that makes this attempt a failure; set before the response is handed on. */
   private int failureStatus;
+  @SuppressWarnings("UnusedVariable") // read and written through DONE, which Error Prone does not see
   private volatile int done;
 
   Attempt(Pick pick, Call call, ServiceRoute route) {
@@ -47,7 +49,7 @@ final class Attempt implements Runnable {
    * Completes the attempt: released if the call was cancelled, else a failure when {@code failure}
    * is not null or the status was a failure, else a success.
    */
-  void complete(Throwable failure) {
+  void complete(@Nullable Throwable failure) {
     if (!DONE.compareAndSet(this, 0, 1)) {
       return;
     }

@@ -16,6 +16,7 @@ import okhttp3.Interceptor;
 import okhttp3.Request;
 import okhttp3.Response;
 import okhttp3.ResponseBody;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One balanced call: picks a target, sends, and when {@link RetryPolicy} says so, picks another
@@ -30,14 +31,14 @@ final class BalancedCall {
   private final Request request;
   private final ServiceRoute route;
   private final LoadBalancingInterceptor interceptor;
-  private final String affinityKey;
+  private final @Nullable String affinityKey;
   private final boolean resendable;
 
-  private Set<Target> tried; // allocated on the first retry only
-  private Response previous; // a retryable-status response, returned if no further attempt is made
-  private List<IOException> failures; // every attempt's failure, oldest first; the last is thrown
-  private NoTargetAvailableException noTarget;
-  private String retryReason; // why the next attempt is made
+  private @Nullable Set<Target> tried; // allocated on the first retry only
+  private @Nullable Response previous; // a retryable-status response, returned if no further attempt is made
+  private @Nullable List<IOException> failures; // every attempt's failure, oldest first; the last is thrown
+  private @Nullable NoTargetAvailableException noTarget;
+  private @Nullable String retryReason; // why the next attempt is made
   private int attempts;
   private int rounds; // backoff rounds over every target
 
@@ -72,7 +73,7 @@ final class BalancedCall {
   }
 
   /** The next attempt's pick, or null when no further attempt may be made. */
-  private Pick nextPick() throws IOException {
+  private @Nullable Pick nextPick() throws IOException {
     if (attempts > 0 && !route.budget.tryWithdraw()) {
       route.metrics.budgetExhausted();
       return null;
@@ -81,7 +82,7 @@ final class BalancedCall {
     Pick pick = pickOrWait();
     if (pick == null) {
       route.metrics.noTarget(start);
-    } else if (attempts > 0) {
+    } else if (attempts > 0 && retryReason != null) { // set whenever a retry was decided
       route.metrics.retry(retryReason);
     }
     return pick;
@@ -91,13 +92,13 @@ final class BalancedCall {
    * A pick among the targets not tried yet; when there are none left because this call tried them
    * all, a new round over all of them after the backoff. Null if no target can be had.
    */
-  private Pick pickOrWait() throws IOException {
+  private @Nullable Pick pickOrWait() throws IOException {
     try {
       return route.loadBalancer.pick(affinityKey, tried);
     } catch (NoTargetAvailableException e) {
       noTarget = e;
     }
-    if (!RetryPolicy.everyTargetTried(route.loadBalancer.status(), tried)) {
+    if (tried == null || !RetryPolicy.everyTargetTried(route.loadBalancer.status(), tried)) {
       return null; // ejected, closed, at capacity: waiting would not bring back an untried target
     }
     interceptor.sleeper.sleep(interceptor.policy.backoffMillis(++rounds), call);
@@ -113,7 +114,7 @@ final class BalancedCall {
   }
 
   /** The response to return, or null if a retry was decided (then the attempt is complete). */
-  private Response attempt(Attempt attempt) throws IOException {
+  private @Nullable Response attempt(Attempt attempt) throws IOException {
     attempts++;
     Response response;
     if (previous != null) {
@@ -145,13 +146,13 @@ final class BalancedCall {
   }
 
   /** Records {@code e}; returns null to retry, or throws it with the earlier failures suppressed. */
-  private Response failed(Target target, IOException e) throws IOException {
+  private @Nullable Response failed(Target target, IOException e) throws IOException {
     if (failures == null) {
       failures = new ArrayList<>(2);
     }
     failures.add(e);
     if (retryReason == null) {
-      throw lastFailure();
+      throw lastFailure(failures);
     }
     tried = tried(target);
     return null;
@@ -167,7 +168,7 @@ final class BalancedCall {
     if (failures == null) {
       throw noTarget != null ? noTarget : new IOException("retry budget of " + route.host + " exhausted");
     }
-    IOException last = lastFailure();
+    IOException last = lastFailure(failures);
     if (noTarget != null) {
       last.addSuppressed(noTarget);
     }
@@ -175,7 +176,7 @@ final class BalancedCall {
   }
 
   /** The latest failure, carrying the earlier ones as suppressed exceptions (as OkHttp's own retries do). */
-  private IOException lastFailure() {
+  private static IOException lastFailure(List<IOException> failures) {
     IOException last = failures.get(failures.size() - 1);
     for (int i = 0; i < failures.size() - 1; i++) {
       last.addSuppressed(failures.get(i));

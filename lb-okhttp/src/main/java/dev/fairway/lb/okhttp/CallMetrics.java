@@ -10,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The interceptor's meters for one service. {@link #NOOP} (no registry) does nothing and reads no
@@ -21,6 +22,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  */
 class CallMetrics implements LoadBalancerListener {
   static final CallMetrics NOOP = new CallMetrics();
+  /** What {@link #NOOP} hands out: never recorded into. */
+  static final TargetTimers NO_TIMERS = new TargetTimers("");
 
   /** Outcome tag values of {@code fairway.requests}. */
   enum Outcome {
@@ -44,9 +47,9 @@ class CallMetrics implements LoadBalancerListener {
     return 0;
   }
 
-  /** The timers of {@code target}, taken when an attempt starts; null when nothing is recorded. */
+  /** The timers of {@code target}, taken when an attempt starts; {@link #NO_TIMERS} when nothing is recorded. */
   TargetTimers timers(Target target) {
-    return null;
+    return NO_TIMERS;
   }
 
   void attempt(TargetTimers timers, Outcome outcome, long startNanos) {}
@@ -89,8 +92,8 @@ class CallMetrics implements LoadBalancerListener {
     private final String service;
     private final ConcurrentMap<String, TargetTimers> timersByTarget = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Counter> retriesByReason = new ConcurrentHashMap<>();
-    private volatile Timer noTarget; // registered on first use: most services never see one
-    private volatile Counter leaked; // likewise
+    private volatile @Nullable Timer noTarget; // registered on first use: most services never see one
+    private volatile @Nullable Counter leaked; // likewise
     private final Counter budgetExhausted;
     private volatile boolean closed;
 
@@ -131,6 +134,7 @@ class CallMetrics implements LoadBalancerListener {
     }
 
     @Override
+    @SuppressWarnings("EnumOrdinal") // the ordinal indexes byOutcome, sized by Outcome.values(): lock-free, no map
     void attempt(TargetTimers timers, Outcome outcome, long startNanos) {
       Timer timer = timers.byOutcome.get(outcome.ordinal());
       if (timer == null) {
@@ -234,7 +238,7 @@ class CallMetrics implements LoadBalancerListener {
       return meter;
     }
 
-    private void remove(Meter meter) {
+    private void remove(@Nullable Meter meter) {
       if (meter != null) {
         registry.remove(meter);
       }

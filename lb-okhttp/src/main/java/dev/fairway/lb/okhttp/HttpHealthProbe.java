@@ -7,6 +7,7 @@ import okhttp3.HttpUrl;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.Response;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An active health check over HTTP: a GET of {@code path} on the target, healthy if the status is
@@ -24,9 +25,9 @@ public final class HttpHealthProbe implements HealthProbe {
   private final OkHttpClient client;
   private final String scheme;
   private final String path;
-  private final String query; // null if none
+  private final @Nullable String query; // null if none
 
-  private HttpHealthProbe(OkHttpClient client, String scheme, String path, String query) {
+  private HttpHealthProbe(OkHttpClient client, String scheme, String path, @Nullable String query) {
     this.client = client;
     this.scheme = scheme;
     this.path = path;

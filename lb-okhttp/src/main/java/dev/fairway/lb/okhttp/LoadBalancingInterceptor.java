@@ -14,6 +14,7 @@ import java.util.function.LongSupplier;
 import okhttp3.HttpUrl;
 import okhttp3.Interceptor;
 import okhttp3.Response;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An OkHttp <em>application</em> interceptor that balances calls to logical hosts across the targets
@@ -102,8 +103,8 @@ public final class LoadBalancingInterceptor implements Interceptor {
           + "addNetworkInterceptor(): it changes the request's host and port, which a network interceptor may not do";
 
   private final Map<String, ServiceRoute> routes; // by lower-case logical host; never mutated
-  private final ServiceRoute onlyRoute; // when exactly one service is registered: skips the map lookup
-  final AffinityKey affinityKey; // null = no affinity
+  private final @Nullable ServiceRoute onlyRoute; // when exactly one service is registered: skips the map lookup
+  final @Nullable AffinityKey affinityKey; // null = no affinity
   final RetryPolicy policy;
   final boolean keepLogicalHostHeader;
   final long bufferBodiesUpTo;
@@ -143,8 +144,8 @@ public final class LoadBalancingInterceptor implements Interceptor {
     return new BalancedCall(chain, route, this).proceed();
   }
 
-  /** The route of {@code logicalHost}, for tests. */
-  ServiceRoute route(String logicalHost) {
+  /** The route of {@code logicalHost}, or null if it has none; for tests. */
+  @Nullable ServiceRoute route(String logicalHost) {
     return routes.get(logicalHost);
   }
 
@@ -164,14 +165,15 @@ public final class LoadBalancingInterceptor implements Interceptor {
     private static final int[] DEFAULT_RETRY_STATUS_CODES = {502, 503, 504};
 
     private final Map<String, LoadBalancer> services = new HashMap<>();
-    private AffinityKey affinityKey;
-    private Integer maxAttempts;
-    private List<Integer> failureStatusCodes;
-    private List<Integer> retryStatusCodes;
-    private Boolean keepLogicalHostHeader;
-    private List<Number> retryBudget; // percentCanRetry, minRetriesPerSecond
-    private IntervalFunction backoff;
-    private Long bufferBodiesUpTo;
+    // Unset (null) until its setter is called; the getters below apply the defaults.
+    private @Nullable AffinityKey affinityKey;
+    private @Nullable Integer maxAttempts;
+    private @Nullable List<Integer> failureStatusCodes;
+    private @Nullable List<Integer> retryStatusCodes;
+    private @Nullable Boolean keepLogicalHostHeader;
+    private @Nullable List<Number> retryBudget; // percentCanRetry, minRetriesPerSecond
+    private @Nullable IntervalFunction backoff;
+    private @Nullable Long bufferBodiesUpTo;
     LongSupplier ticker = System::nanoTime;
     Sleeper sleeper = Sleeper.CANCELLABLE;
 
@@ -183,8 +185,9 @@ public final class LoadBalancingInterceptor implements Interceptor {
      */
     public Builder service(String logicalHost, LoadBalancer loadBalancer) {
       HttpUrl parsed = logicalHost == null || logicalHost.isBlank() ? null : HttpUrl.parse("http://" + logicalHost.trim() + "/");
-      Args.requireArgument(parsed != null && parsed.host().equalsIgnoreCase(logicalHost.trim()),
-          "logicalHost", logicalHost, "a host name such as \"orders\"");
+      if (parsed == null || !parsed.host().equalsIgnoreCase(logicalHost.trim())) {
+        throw Args.invalid("logicalHost", logicalHost, "a host name such as \"orders\"");
+      }
       Args.requireArgument(loadBalancer != null, "loadBalancer", null, "the LoadBalancer of " + Args.quote(logicalHost));
       String host = parsed.host();
       Args.requireUnset("service " + Args.quote(host), services.get(host));
@@ -286,7 +289,11 @@ public final class LoadBalancingInterceptor implements Interceptor {
       return this;
     }
 
-    /** @throws IllegalArgumentException naming the field if no service is registered or options conflict */
+    /**
+     * A new interceptor; the builder is left as it was.
+     *
+     * @throws IllegalArgumentException naming the field if no service is registered or options conflict
+     */
     public LoadBalancingInterceptor build() {
       Args.requireArgument(!services.isEmpty(), "services", "none", "at least one service(logicalHost, loadBalancer)");
       for (int code : retryStatusCodes()) {

@@ -196,10 +196,10 @@ final class LoadReportParser {
     int significant = 0;
     int exponent = 0;
     boolean anyDigit = false;
-    for (; i < end && isDigit(c = v.charAt(i)); i++) {
+    for (; i < end && isDigit(v.charAt(i)); i++) {
       anyDigit = true;
       if (significant < MAX_DIGITS) {
-        mantissa = mantissa * 10 + (c - '0');
+        mantissa = mantissa * 10 + (v.charAt(i) - '0');
         if (mantissa != 0) {
           significant++;
         }
@@ -208,10 +208,10 @@ final class LoadReportParser {
       }
     }
     if (i < end && v.charAt(i) == '.') {
-      for (i++; i < end && isDigit(c = v.charAt(i)); i++) {
+      for (i++; i < end && isDigit(v.charAt(i)); i++) {
         anyDigit = true;
         if (significant < MAX_DIGITS) {
-          mantissa = mantissa * 10 + (c - '0');
+          mantissa = mantissa * 10 + (v.charAt(i) - '0');
           if (mantissa != 0) {
             significant++;
           }
@@ -231,10 +231,10 @@ final class LoadReportParser {
       }
       int written = 0;
       boolean anyExponentDigit = false;
-      for (; i < end && isDigit(c = v.charAt(i)); i++) {
+      for (; i < end && isDigit(v.charAt(i)); i++) {
         anyExponentDigit = true;
         if (written < 100_000) { // far past any double; keeps the int from overflowing
-          written = written * 10 + (c - '0');
+          written = written * 10 + (v.charAt(i) - '0');
         }
       }
       if (!anyExponentDigit) {
@@ -324,29 +324,14 @@ final class LoadReportParser {
 
     void set(int key, double value) {
       switch (key) {
-        case CPU_UTILIZATION:
-          cpuUtilization = value;
-          break;
-        case MEM_UTILIZATION:
-          memUtilization = value;
-          break;
-        case APPLICATION_UTILIZATION:
-          applicationUtilization = value;
-          break;
-        case RPS_FRACTIONAL:
-          rpsFractional = value;
-          break;
-        case EPS:
-          eps = value;
-          break;
-        case REQUESTS_IN_FLIGHT:
-          requestsInFlight = value;
-          break;
-        case WORKERS:
-          workers = value;
-          break;
-        default:
-          throw new AssertionError(key);
+        case CPU_UTILIZATION -> cpuUtilization = value;
+        case MEM_UTILIZATION -> memUtilization = value;
+        case APPLICATION_UTILIZATION -> applicationUtilization = value;
+        case RPS_FRACTIONAL -> rpsFractional = value;
+        case EPS -> eps = value;
+        case REQUESTS_IN_FLIGHT -> requestsInFlight = value;
+        case WORKERS -> workers = value;
+        default -> throw new AssertionError(key);
       }
     }
   }

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Set;
 import okhttp3.Request;
 import okhttp3.RequestBody;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The interceptor's retry decisions, each a pure function of its arguments (after OkHttp's
@@ -22,7 +23,7 @@ import okhttp3.RequestBody;
 final class RetryPolicy {
   private final int maxAttempts;
   private final boolean[] failureStatus = new boolean[600];
-  private final String[] retryReason = new String[600]; // "status_<code>" for retryable codes, made once
+  private final @Nullable String[] retryReason = new String[600]; // "status_<code>" for retryable codes, made once
   private final IntervalFunction backoff;
 
   RetryPolicy(int maxAttempts, int[] failureStatusCodes, int[] retryStatusCodes, IntervalFunction backoff) {
@@ -47,7 +48,7 @@ final class RetryPolicy {
    * have reached a server only if it is {@code resendable}. A certificate the client rejects is not
    * retried: every instance of a service shares it (OkHttp does not retry it either).
    */
-  String onIOException(IOException e, boolean resendable, int attempts) {
+  @Nullable String onIOException(IOException e, boolean resendable, int attempts) {
     if (attempts >= maxAttempts) {
       return null;
     }
@@ -62,7 +63,7 @@ final class RetryPolicy {
   }
 
   /** After attempt number {@code attempts} answered {@code code}: the retry reason, or null to return it. */
-  String onResponse(int code, boolean resendable, int attempts) {
+  @Nullable String onResponse(int code, boolean resendable, int attempts) {
     if (attempts >= maxAttempts || !resendable || code < 0 || code >= retryReason.length) {
       return null;
     }
@@ -86,7 +87,7 @@ final class RetryPolicy {
    * unhealthy, at its concurrency limit) or there are none (a closed balancer): waiting would not
    * help, and the outcome so far stands.
    */
-  static boolean everyTargetTried(List<TargetStatus> members, Set<Target> tried) {
+  static boolean everyTargetTried(List<TargetStatus> members, @Nullable Set<Target> tried) {
     if (members.isEmpty() || tried == null) {
       return false;
     }
@@ -107,17 +108,10 @@ final class RetryPolicy {
     if (tagged != null) {
       return tagged == Idempotency.IDEMPOTENT;
     }
-    switch (request.method()) {
-      case "GET":
-      case "HEAD":
-      case "OPTIONS":
-      case "TRACE":
-      case "PUT":
-      case "DELETE":
-        return true;
-      default:
-        return false;
-    }
+    return switch (request.method()) {
+      case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE" -> true;
+      default -> false;
+    };
   }
 
   /**

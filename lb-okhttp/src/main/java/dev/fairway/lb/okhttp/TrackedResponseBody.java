@@ -8,6 +8,7 @@ import okio.Buffer;
 import okio.BufferedSource;
 import okio.ForwardingSource;
 import okio.Okio;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A response body that keeps its {@link Attempt} open until the body is fully read, fails, or is
@@ -59,7 +60,7 @@ final class TrackedResponseBody extends ResponseBody {
   }
 
   @Override
-  public MediaType contentType() {
+  public @Nullable MediaType contentType() {
     return delegate.contentType();
   }
 
@@ -73,7 +74,7 @@ final class TrackedResponseBody extends ResponseBody {
     return source;
   }
 
-  private void complete(IOException readFailure) {
+  private void complete(@Nullable IOException readFailure) {
     attempt.complete(readFailure);
     leakCheck.clean(); // unregisters; attempt.leaked() does nothing after a completion
   }

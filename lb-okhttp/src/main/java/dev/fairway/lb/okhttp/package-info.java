@@ -8,5 +8,11 @@
  * {@link dev.fairway.lb.okhttp.AffinityKey}, {@link dev.fairway.lb.okhttp.HttpHealthProbe} and
  * {@link dev.fairway.lb.okhttp.Idempotency}. Every package-private class here is an implementation
  * detail and may change.
+ *
+ * <p>Nullness: {@link org.jspecify.annotations.NullMarked}, as {@code dev.fairway.lb}: nothing is null
+ * unless annotated {@link org.jspecify.annotations.Nullable}.
  */
+@NullMarked
 package dev.fairway.lb.okhttp;
+
+import org.jspecify.annotations.NullMarked;
