@@ -217,8 +217,13 @@ class InterceptorRegressionTest {
     Backends b = closing(Backends.start(2, i -> request -> status(503)));
     LoadBalancer lb = closing(LoadBalancer.builder("orders").targets(b.targets())
         .passiveHealth(PassiveHealth.disabled()).build());
+    CountDownLatch backingOff = new CountDownLatch(1);
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
         .backoff(IntervalFunction.of(60_000L)) // far longer than the test may take
+        .sleeper((millis, c) -> { // the real cancellable wait, with a signal when it begins
+          backingOff.countDown();
+          Sleeper.CANCELLABLE.sleep(millis, c);
+        })
         .build());
     CountDownLatch failed = new CountDownLatch(1);
     AtomicReference<IOException> failure = new AtomicReference<>();
@@ -235,10 +240,9 @@ class InterceptorRegressionTest {
         response.close();
       }
     });
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (b.totalRequests() < 2 && System.nanoTime() < deadline) {
-      Thread.sleep(5); // both targets answered 503: the dispatcher thread now waits out the backoff
-    }
+    // Both targets answered 503: the dispatcher thread now waits out the backoff. Cancelling only
+    // once the wait began keeps this about the wait, not about a 503 body still being read.
+    assertThat(backingOff.await(10, TimeUnit.SECONDS)).as("the call began its backoff").isTrue();
     assertThat(b.totalRequests()).isEqualTo(2);
 
     long cancelledAt = System.nanoTime();
