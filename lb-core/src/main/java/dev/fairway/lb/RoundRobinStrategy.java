@@ -2,7 +2,10 @@ package dev.fairway.lb;
 
 import java.util.Set;
 
-/** Strict rotation over the pickable targets. One shared atomic cursor per balancer. */
+/**
+ * Strict rotation over the pickable targets. One shared atomic cursor per balancer, starting at a
+ * random place (see {@link PaddedCounter#randomStart}).
+ */
 final class RoundRobinStrategy extends BuiltinStrategy {
   @Override
   public String name() {
@@ -11,7 +14,7 @@ final class RoundRobinStrategy extends BuiltinStrategy {
 
   @Override
   StrategyInstance attach(BalancerContext context) {
-    PaddedCounter cursor = new PaddedCounter();
+    PaddedCounter cursor = PaddedCounter.randomStart(context.random);
     return new StrategyInstance() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, Selector previous) {
