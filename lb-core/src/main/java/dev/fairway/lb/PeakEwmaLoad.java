@@ -11,9 +11,8 @@ abstract class PeakEwmaLoadPadBefore {
  * The per-target load metric: calls in flight and a peak-EWMA latency average (as Finagle's
  * {@code PeakEwma}). It measures; it does not choose: strategies (the distribution) read it to
  * score targets. It is a superclass of {@link TrackedTarget} rather than a field so that a
- * selection reads it without another pointer hop; a further metric (say, load reported by the
- * server) belongs next to these fields, and neither the strategies' sampling nor the health state
- * machine has to change for it.
+ * selection reads it without another pointer hop. Next to the EWMA: the windowed minimum latency
+ * (the service time) and the target's latest load report (see {@link Pick#reportLoad}).
  *
  * <p>Every pick and completion touches these fields, so they sit together on their own cache
  * line(s). Lock-free; the EWMA is a racy read-modify-write by design (a lost sample, never a
