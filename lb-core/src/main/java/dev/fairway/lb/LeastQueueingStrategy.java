@@ -16,12 +16,15 @@ import java.util.Set;
  * calls in flight from every client (the report's count plus this balancer's calls since, {@link
  * PeakEwmaLoad#fleetInFlight}) are fewer than its workers (the report's count / its utilization),
  * or it reported utilization 0 and this balancer sent it nothing since. Every other target is
- * <em>hot</em>, and so is a target whose last call failed: a fast 503 is no free worker. The cold
- * target with the lowest latency (the peak-EWMA of {@link LeastResponseTimeStrategy}, per weight)
- * wins; if none is cold, the target where a new call would finish first: with a fresh report,
- * latency x (calls in flight from every client + 1) / workers; without one, latency x (this
- * balancer's calls + 1), exactly {@link LeastResponseTimeStrategy}'s cost. Without load reports
- * this strategy therefore chooses as least response time does.
+ * <em>hot</em>, except one whose last call failed, which comes after every hot one: a fast 503 is
+ * no free worker, and its cost, measured by this balancer alone, would look cheap next to a
+ * reporting target's fleet-wide queue. The cold target with the shortest service time (its lowest
+ * latency of the last two windows of 16 of them, {@link PeakEwmaLoad#recordSuccessLatency}) per
+ * weight wins; if none is cold, the target where a new call would be done first: with a fresh
+ * report, service time x (calls in flight from every client + 1) / workers; without one, {@link
+ * LeastResponseTimeStrategy}'s peak-EWMA cost, latency x (this balancer's calls + 1). Without load
+ * reports this strategy therefore chooses as least response time does, except that a target whose
+ * last call failed comes last.
  *
  * <p>Why the report and not latency alone: a latency-only "cold" rule (recent latency within 50% of
  * a windowed minimum, the TCP Vegas idea) was measured in the lab's fleet scenario (50 clients):
@@ -81,14 +84,17 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
     }
 
     /**
-     * The score of target {@code i} at {@code now}: a cold target scores its latency per weight
-     * (>= 0), a hot one {@code -1 - cost} (< 0), so that one comparison, {@link #better}, ranks cold
-     * before hot without mixing their units.
+     * The score of target {@code i} at {@code now}: a cold target scores its service time per
+     * weight (>= 0), a hot one {@code -1 - cost} (< 0), a failing one {@link #FAILING}, so that one
+     * comparison, {@link #better}, ranks cold before hot before failing without mixing their units.
      */
     double score(int i, long now) {
       TrackedTarget t = targets[i];
+      if (t.consecutiveFailures != 0) {
+        return FAILING;
+      }
       double w = perWeight[i];
-      if (t.consecutiveFailures == 0 && t.reportFresh(now, LoadBalancer.REPORT_TTL_NANOS)) {
+      if (t.reportFresh(now, LoadBalancer.REPORT_TTL_NANOS)) {
         double service = t.minLatencyNanos;
         double workers = reportedWorkers(t);
         if (workers > 0) {
@@ -105,6 +111,14 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
       }
       return -1 - LeastResponseTimeStrategy.cost(t, w, now, stepsPerNano);
     }
+
+    /**
+     * The score of a target whose last call failed: below every hot one, since its costs, measured
+     * by this balancer alone, cannot be compared with the fleet-wide ones of reporting targets (a
+     * fast-failing target would look cheap next to a queueing one). Ties among failing targets go
+     * to the random start.
+     */
+    static final double FAILING = -Double.MAX_VALUE;
 
     /** True if score {@code x} beats score {@code y}: cold beats hot; lower latency, or lower cost. */
     static boolean better(double x, double y) {

@@ -93,4 +93,16 @@ class LeastQueueingTest {
     p.failure(new java.io.IOException("HTTP 503"));
     assertThat(held(lb, 3)).containsExactly("2", "2", "2");
   }
+
+  @Test
+  void aTargetWhoseLastCallFailed_comesAfterOneThatQueues() throws Exception {
+    LoadBalancer lb = lb(t(1), t(2));
+    call(lb, ticker, t(1), 10, 8.0, 64); // every worker busy, a long queue from other clients
+    call(lb, ticker, t(2), 30, 0.25, 2);
+    Pick p = lb.pick();
+    assertThat(name(p.target())).isEqualTo("2");
+    ticker.advanceMillis(1);
+    p.failure(new java.io.IOException("HTTP 503")); // fast failures: its own cost would look cheap
+    assertThat(held(lb, 3)).containsExactly("1", "1", "1");
+  }
 }
