@@ -92,14 +92,14 @@ public sealed interface Strategy permits BuiltinStrategy {
   }
 
   /**
-   * Least queueing: a call goes to a target that shows no queueing (the one with the lowest recent
-   * latency among them), and only when every target queues, to the one where it would finish first.
-   * "No queueing" is read from the target's load report while one is fresh ({@link
-   * Pick#reportLoad}: fewer calls in flight than workers), else from latency (recent latency at most
-   * 50% above the lowest of the last few seconds). A target whose last call failed counts as
-   * queueing. Keeps every target's workers busy and puts the excess where service is fastest, which
-   * is what throughput needs when many independent clients share the targets. Scores every target up
-   * to 16, two random ones above.
+   * Least queueing, for targets that send load reports ({@link Pick#reportLoad}; the OkHttp
+   * interceptor reads ORCA's {@code endpoint-load-metrics} header): a call goes to a target with a
+   * free worker by its fresh report (the one with the shortest service time among them), and only
+   * when every target queues, to the one where it would be done first (service time x calls in
+   * flight from every client / workers). A target whose last call failed comes last. Keeps every
+   * target's workers busy and puts the excess where service is fastest, which is what throughput
+   * needs when many independent clients share the targets. Without reports it chooses as {@link
+   * #leastResponseTime()} does. Scores every target up to 16, two random ones above.
    */
   static Strategy leastQueueing() {
     return new LeastQueueingStrategy();
