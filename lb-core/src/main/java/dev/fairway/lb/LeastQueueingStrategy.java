@@ -16,15 +16,15 @@ import java.util.Set;
  * calls in flight from every client (the report's count plus this balancer's calls since, {@link
  * PeakEwmaLoad#fleetInFlight}) are fewer than its workers (the report's count / its utilization),
  * or it reported utilization 0 and this balancer sent it nothing since. Every other target is
- * <em>hot</em>, except one whose last call failed, which comes after every hot one: a fast 503 is
- * no free worker, and its cost, measured by this balancer alone, would look cheap next to a
- * reporting target's fleet-wide queue. The cold target with the shortest service time (its lowest
+ * <em>hot</em>, and so is one whose last call failed, whatever it reports (a fast 503 is no free
+ * worker), with its cost multiplied by 4 for every failure in a row: measured by this balancer
+ * alone, it would look cheap next to a reporting target's fleet-wide queue. The cold target with the shortest service time (its lowest
  * latency of the last two windows of 16 of them, {@link PeakEwmaLoad#recordSuccessLatency}) per
  * weight wins; if none is cold, the target where a new call would be done first: with a fresh
  * report, service time x (calls in flight from every client + 1) / workers; without one, {@link
  * LeastResponseTimeStrategy}'s peak-EWMA cost, latency x (this balancer's calls + 1). Without load
  * reports this strategy therefore chooses as least response time does, except that a target whose
- * last call failed comes last.
+ * last calls failed costs more.
  *
  * <p>Why the report and not latency alone: a latency-only "cold" rule (recent latency within 50% of
  * a windowed minimum, the TCP Vegas idea) was measured in the lab's fleet scenario (50 clients):
@@ -85,15 +85,19 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
 
     /**
      * The score of target {@code i} at {@code now}: a cold target scores its service time per
-     * weight (>= 0), a hot one {@code -1 - cost} (< 0), a failing one {@link #FAILING}, so that one
-     * comparison, {@link #better}, ranks cold before hot before failing without mixing their units.
+     * weight (>= 0), a hot one {@code -1 - cost} (< 0), so that one comparison, {@link #better}, ranks
+     * cold before hot without mixing their units.
      */
     double score(int i, long now) {
       TrackedTarget t = targets[i];
-      if (t.consecutiveFailures != 0) {
-        return FAILING;
-      }
       double w = perWeight[i];
+      int failures = t.consecutiveFailures;
+      if (failures != 0) {
+        // x 4 per failure in a row (up to 8): its own cost is measured by this balancer alone and
+        // would look cheap next to a reporting target's fleet-wide queue. It still decays, so a
+        // target that failed and came back is tried again (a rank below every other would never be).
+        return -1 - Math.scalb(LeastResponseTimeStrategy.cost(t, w, now, stepsPerNano), 2 * Math.min(failures, 8));
+      }
       if (t.reportFresh(now, LoadBalancer.REPORT_TTL_NANOS)) {
         double service = t.minLatencyNanos;
         double workers = reportedWorkers(t);
@@ -111,14 +115,6 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
       }
       return -1 - LeastResponseTimeStrategy.cost(t, w, now, stepsPerNano);
     }
-
-    /**
-     * The score of a target whose last call failed: below every hot one, since its costs, measured
-     * by this balancer alone, cannot be compared with the fleet-wide ones of reporting targets (a
-     * fast-failing target would look cheap next to a queueing one). Ties among failing targets go
-     * to the random start.
-     */
-    static final double FAILING = -Double.MAX_VALUE;
 
     /** True if score {@code x} beats score {@code y}: cold beats hot; lower latency, or lower cost. */
     static boolean better(double x, double y) {

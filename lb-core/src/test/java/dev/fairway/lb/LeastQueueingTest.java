@@ -105,4 +105,29 @@ class LeastQueueingTest {
     p.failure(new java.io.IOException("HTTP 503")); // fast failures: its own cost would look cheap
     assertThat(held(lb, 3)).containsExactly("1", "1", "1");
   }
+
+  /** Regression (lab recovery): a rank below every other target kept a restarted one from ever being tried. */
+  @Test
+  void aTargetWhoseCallsFailed_isTriedAgainOnceItsCostHasDecayed() throws Exception {
+    LoadBalancer lb = lb(t(1), t(2));
+    call(lb, ticker, t(1), 10, Double.NaN, Double.NaN);
+    call(lb, ticker, t(2), 50, Double.NaN, Double.NaN);
+    for (int i = 0; i < 3; i++) {
+      Pick p = lb.pick(null, java.util.Set.of(t(2)));
+      p.failure(new java.io.IOException("HTTP 503")); // 3 in a row: cost 10 ms x 4^3 = 640 ms
+    }
+    int back = -1;
+    for (int second = 1; second <= 30 && back < 0; second++) {
+      ticker.advanceMillis(1000);
+      Pick p = lb.pick();
+      if (name(p.target()).equals("1")) {
+        back = second;
+      }
+      ticker.advanceMillis(50);
+      p.success();
+    }
+    // 640 ms decays below 2's 50 ms (itself decayed for the second since its last call, to 41 ms)
+    // after 5 s x ln(640 / 41) = 13.7 s without a call: at the fourteenth second (1.05 s each).
+    assertThat(back).isEqualTo(14);
+  }
 }
