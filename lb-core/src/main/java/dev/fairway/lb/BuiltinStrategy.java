@@ -4,10 +4,10 @@ package dev.fairway.lb;
 abstract sealed class BuiltinStrategy implements Strategy
     permits RoundRobinStrategy, WeightedRoundRobinStrategy, RandomStrategy, LeastConnectionsStrategy,
         PowerOfTwoChoicesStrategy, KeyAffinityStrategy, ConsistentHashStrategy, LeastResponseTimeStrategy,
-        ConcurrencyLimitedStrategy {
+        ConcurrencyLimitedStrategy, LeastQueueingStrategy {
   static final java.util.List<String> NAMES = java.util.List.of("round-robin", "weighted-round-robin", "random",
       "least-connections", "power-of-two-choices", "key-affinity", "consistent-hash", "least-response-time",
-      "concurrency-limited");
+      "concurrency-limited", "least-queueing");
 
   abstract StrategyInstance attach(BalancerContext context);
 

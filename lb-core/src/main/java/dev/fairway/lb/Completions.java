@@ -32,6 +32,7 @@ final class Completions {
     long now = ticker.getAsLong();
     long latency = recordedLatencyNanos >= 0 ? recordedLatencyNanos : Math.max(0, now - startNanos);
     t.recordLatency(latency, now, tauNanos);
+    t.recordSuccessLatency(latency, now);
     t.releaseSlot();
     CircuitBreaker window = t.breaker;
     if (window != null) {

@@ -4,7 +4,11 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Fewest in-flight calls per unit of weight. Up to {@value #FULL_SCAN_LIMIT} targets every one is
+ * Fewest in-flight calls per unit of weight. A target's calls in flight are this balancer's own,
+ * or, while the target's load report is fresh ({@link Pick#reportLoad}), the reported count from
+ * every client plus this balancer's calls since the report ({@link PeakEwmaLoad#fleetInFlight}):
+ * in a fleet of many clients each balancer holds one or two calls per target, too few to tell
+ * targets apart, and the report is what makes least connections work there. Up to {@value #FULL_SCAN_LIMIT} targets every one is
  * compared, starting at a random position so that ties do not favour the first target; above that a
  * weighted sample of {@value #SAMPLES} is compared, which keeps a pick O(1).
  */
@@ -29,8 +33,8 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
   }
 
   /** True if a carries less load per weight than b: inFlightA / weightA < inFlightB / weightB. */
-  static boolean lessLoaded(int inFlightA, long weightA, int inFlightB, long weightB) {
-    return (long) inFlightA * weightB < (long) inFlightB * weightA;
+  static boolean lessLoaded(double inFlightA, long weightA, double inFlightB, long weightB) {
+    return inFlightA * weightB < inFlightB * weightA;
   }
 
   static final class LeastConnectionsSelector extends Selector {
@@ -51,7 +55,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
     @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos) {
       int n = targets.length;
       int best = -1;
-      int bestLoad = 0;
+      double bestLoad = 0;
       if (sampler == null) {
         int start = n == 1 ? 0 : random.nextInt(n);
         for (int k = 0; k < n; k++) {
@@ -63,7 +67,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
           if (excluded(t, exclude)) {
             continue;
           }
-          int load = t.inFlight;
+          double load = t.fleetInFlight(nowNanos, LoadBalancer.REPORT_TTL_NANOS);
           if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])) {
             best = i;
             bestLoad = load;
@@ -77,7 +81,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
         if (excluded(t, exclude)) {
           continue;
         }
-        int load = t.inFlight;
+        double load = t.fleetInFlight(nowNanos, LoadBalancer.REPORT_TTL_NANOS);
         if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])) {
           best = i;
           bestLoad = load;

@@ -91,10 +91,7 @@ final class LeastResponseTimeStrategy extends BuiltinStrategy {
       }
       for (int attempt = 0; attempt < 4; attempt++) {
         int a = sampler.sample(random);
-        int b = sampler.sample(random);
-        if (a == b) {
-          b = a + 1 == n ? 0 : a + 1;
-        }
+        int b = sampler.sampleOther(random, a);
         boolean okA = !excluded(targets[a], exclude);
         boolean okB = !excluded(targets[b], exclude);
         if (okA && okB) {

@@ -46,6 +46,16 @@ import org.jspecify.annotations.Nullable;
 public final class LoadBalancer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(LoadBalancer.class.getName());
 
+  /**
+   * How long a target's load report ({@link Pick#reportLoad}) is used after it arrived.
+   * A report is a per-request snapshot of a queue that changes in milliseconds, so it is worth
+   * little after a few seconds; gRPC's weighted round robin expires its weights after 3 minutes
+   * (weight_expiration_period) because they are averages reported out of band, not snapshots. A
+   * target busy enough to matter answers many calls per report lifetime, so it keeps a fresh one;
+   * one that stops reporting is judged again by what this balancer measures itself.
+   */
+  static final long REPORT_TTL_NANOS = Duration.ofSeconds(5).toNanos();
+
   private final String service;
   private final TargetSource source;
   private final boolean ownsSource;
@@ -175,13 +185,18 @@ public final class LoadBalancer implements AutoCloseable {
     return more;
   }
 
-  /** Every known target with its state as of now, in-flight count and latency average, in the source's order. */
+  /**
+   * Every known target with its state as of now, in-flight count, latency average and fresh load
+   * report, in the source's order.
+   */
   public List<TargetStatus> status() {
     long now = ticker.getAsLong();
     TrackedTarget[] m = updater.snapshot().members;
     List<TargetStatus> out = new ArrayList<>(m.length);
     for (TrackedTarget t : m) {
-      out.add(new TargetStatus(t.target, t.health.stateAt(now), t.inFlight, t.ewmaNanos / 1e6));
+      boolean fresh = t.reportFresh(now, REPORT_TTL_NANOS);
+      out.add(new TargetStatus(t.target, t.health.stateAt(now), t.inFlight, t.ewmaNanos / 1e6,
+          fresh ? t.reportedUtilization : Double.NaN, fresh ? t.reportedInFlight : Double.NaN));
     }
     return List.copyOf(out);
   }

@@ -17,6 +17,20 @@ final class PaddedCounter extends PaddedCounterValue {
 
   long q01, q02, q03, q04, q05, q06, q07, q08;
 
+  /** A counter whose first {@link #nextIndex} is {@code start} (mod n). */
+  PaddedCounter(long start) {
+    value = start;
+  }
+
+  /**
+   * A rotation cursor that starts at a random place, so that the balancers of a fleet, all built
+   * with the same list at the same moment, do not send their first calls to the same target in
+   * lockstep (grpc-java issue 4462: during deploys some servers got 3-4x the load).
+   */
+  static PaddedCounter randomStart(RandomSource random) {
+    return new PaddedCounter(random.nextInt(Integer.MAX_VALUE));
+  }
+
   /** The next value reduced modulo {@code n} (never negative, even after overflow). */
   int nextIndex(int n) {
     return (int) Long.remainderUnsigned(VALUE.getAndIncrement(this), n);

@@ -11,9 +11,8 @@ abstract class PeakEwmaLoadPadBefore {
  * The per-target load metric: calls in flight and a peak-EWMA latency average (as Finagle's
  * {@code PeakEwma}). It measures; it does not choose: strategies (the distribution) read it to
  * score targets. It is a superclass of {@link TrackedTarget} rather than a field so that a
- * selection reads it without another pointer hop; a further metric (say, load reported by the
- * server) belongs next to these fields, and neither the strategies' sampling nor the health state
- * machine has to change for it.
+ * selection reads it without another pointer hop. Next to the EWMA: the windowed minimum latency
+ * (the service time) and the target's latest load report (see {@link Pick#reportLoad}).
  *
  * <p>Every pick and completion touches these fields, so they sit together on their own cache
  * line(s). Lock-free; the EWMA is a racy read-modify-write by design (a lost sample, never a
@@ -29,8 +28,109 @@ abstract class PeakEwmaLoad extends PeakEwmaLoadPadBefore {
   /** Ticker value of the last EWMA update. */
   volatile long ewmaStampNanos;
 
+  /**
+   * The target's service time as this balancer sees it: the lowest successful latency of the
+   * previous and the current window (see {@link #recordSuccessLatency}), in nanoseconds; 0 until the
+   * first success. TCP Vegas' base RTT: latency above it is queueing.
+   */
+  volatile double minLatencyNanos;
+  /** The lowest successful latency of the current window alone. */
+  volatile double windowMinNanos;
+  /** Ticker value at which the current window began. */
+  volatile long windowStartNanos;
+
+  // The latest load report from the target itself (see Pick#reportLoad). Three racy fields: a reader
+  // may see two reports' halves, both recent; never a value the target did not send.
+  /** Reported utilization (1.0 = every worker busy); NaN when the report had none. */
+  volatile double reportedUtilization = Double.NaN;
+  /** Reported requests in flight at the target, from every client; NaN when the report had none. */
+  volatile double reportedInFlight = Double.NaN;
+  /** This balancer's own in-flight count on the target when the report arrived. */
+  volatile int inFlightAtReport;
+  /** Ticker value of the report; meaningful only while {@link #reported} is true. */
+  volatile long reportStampNanos;
+  /** True once any report arrived. */
+  volatile boolean reported;
+
   int inFlight() {
     return inFlight;
+  }
+
+  /**
+   * Stores a report from the target at {@code nowNanos}; NaN or negative values are not kept (the
+   * field keeps NaN). A report with neither value changes nothing.
+   */
+  void recordReport(double utilization, double requestsInFlight, long nowNanos) {
+    boolean u = utilization >= 0 && utilization < Double.POSITIVE_INFINITY;
+    boolean r = requestsInFlight >= 0 && requestsInFlight < Double.POSITIVE_INFINITY;
+    if (!u && !r) {
+      return;
+    }
+    reportedUtilization = u ? utilization : Double.NaN;
+    reportedInFlight = r ? requestsInFlight : Double.NaN;
+    inFlightAtReport = inFlight;
+    reportStampNanos = nowNanos;
+    reported = true;
+  }
+
+  /** True if a report arrived within {@code ttlNanos} before {@code nowNanos}. */
+  final boolean reportFresh(long nowNanos, long ttlNanos) {
+    return reported && nowNanos - reportStampNanos < ttlNanos;
+  }
+
+  /**
+   * Calls in flight at the target from every client, as well as this balancer knows: the fresh
+   * report's count plus the calls this balancer sent since (C3's concurrency compensation, with the
+   * report standing in for the other clients), never below this balancer's own count. Without a
+   * fresh report, this balancer's own count.
+   */
+  final double fleetInFlight(long nowNanos, long ttlNanos) {
+    int own = inFlight;
+    if (!reportFresh(nowNanos, ttlNanos)) {
+      return own;
+    }
+    double rif = reportedInFlight;
+    if (!(rif >= 0)) {
+      return own;
+    }
+    return Math.max(own, rif + Math.max(0, own - inFlightAtReport));
+  }
+
+  /** A window of the minimum is this many times the minimum itself (at least {@link #MIN_WINDOW_NANOS}). */
+  static final int MIN_WINDOW_FACTOR = 16;
+  static final long MIN_WINDOW_NANOS = 50_000_000L;
+
+  /**
+   * Feeds the windowed minimum with a successful call's latency. The minimum is the lowest sample of
+   * the previous window and the current one (two buckets, as Linux's windowed min filter for BBR
+   * keeps); a window lasts {@value #MIN_WINDOW_FACTOR} x the minimum (at least 50 ms), so it is
+   * measured in the target's own service times at any time scale. A lower sample lowers it at once;
+   * when a window ends, the minimum becomes that window's own, so a target that became ten times
+   * slower for good has its new minimum within two windows, while one queued sample never becomes
+   * it. Failures never come here: a fast error says nothing about the service time. Racy like the
+   * EWMA: a lost sample, never a corrupt one.
+   */
+  void recordSuccessLatency(long sampleNanos, long nowNanos) {
+    double sample = Math.max(1.0, (double) sampleNanos);
+    double min = minLatencyNanos;
+    if (min == 0.0) {
+      minLatencyNanos = sample;
+      windowMinNanos = sample;
+      windowStartNanos = nowNanos;
+      return;
+    }
+    if (nowNanos - windowStartNanos >= Math.max(MIN_WINDOW_NANOS, MIN_WINDOW_FACTOR * min)) {
+      minLatencyNanos = Math.min(windowMinNanos, sample);
+      windowMinNanos = sample;
+      windowStartNanos = nowNanos;
+      return;
+    }
+    if (sample < windowMinNanos) {
+      windowMinNanos = sample;
+    }
+    if (sample < min) {
+      minLatencyNanos = sample;
+    }
   }
 
   void acquire() {
@@ -65,6 +165,7 @@ abstract class PeakEwmaLoad extends PeakEwmaLoadPadBefore {
   /** Forgets the latency average: a target back in service is measured afresh. */
   void resetLatency() {
     ewmaNanos = 0;
+    minLatencyNanos = 0;
   }
 
   /**

@@ -35,4 +35,23 @@ public interface Pick {
    * nothing after a completion.
    */
   default void recordLatency() {}
+
+  /**
+   * Hands the balancer a load report that the target sent with this call's response (say, ORCA's
+   * {@code endpoint-load-metrics} header, which the OkHttp interceptor reads for you). The report is
+   * kept on the target until a newer one replaces it, and is used for 5 seconds after it arrived: a
+   * per-request snapshot of a queue is worth little after that, and the target's load is then again
+   * what this balancer measures itself. Strategies that read load (least connections, power of two
+   * choices, least queueing) use a fresh report's count of calls from every client instead of this
+   * balancer's own count alone. Call it before {@link #success()} or {@link #failure}; it does
+   * nothing after a completion. Allocation-free and lock-free; thread-safe.
+   *
+   * @param utilization how busy the target is, as ORCA's {@code application_utilization}: 1.0 means
+   *     every worker busy, above 1.0 a queue; {@code NaN}, negative or infinite when not known (then
+   *     it is not kept)
+   * @param requestsInFlight calls in flight at the target from every client, queued or in service,
+   *     as the target counted them when it answered (ORCA's {@code named_metrics.rif}); {@code NaN},
+   *     negative or infinite when not known (then it is not kept)
+   */
+  default void reportLoad(double utilization, double requestsInFlight) {}
 }

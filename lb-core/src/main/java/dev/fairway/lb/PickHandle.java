@@ -42,6 +42,13 @@ final class PickHandle implements Pick {
   }
 
   @Override
+  public void reportLoad(double utilization, double requestsInFlight) {
+    if (done == 0) {
+      tracked.recordReport(utilization, requestsInFlight, completions.nanoTime());
+    }
+  }
+
+  @Override
   public void success() {
     if (DONE.compareAndSet(this, 0, 1)) {
       completions.success(tracked, startNanos, latencyNanos, trial);

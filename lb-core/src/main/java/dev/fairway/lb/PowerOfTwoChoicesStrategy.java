@@ -3,7 +3,11 @@ package dev.fairway.lb;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
-/** Two distinct weighted-random targets; the one with fewer in-flight calls per weight wins. */
+/**
+ * Two distinct weighted-random targets; the one with fewer in-flight calls per weight wins (counted
+ * as {@link LeastConnectionsStrategy} counts them, with a fresh load report when there is one). With
+ * two targets it always compares both.
+ */
 final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
   @Override
   public String name() {
@@ -41,19 +45,15 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
       }
       for (int attempt = 0; attempt < 4; attempt++) {
         int a = sampler.sample(random);
-        int b = sampler.sample(random);
-        if (b == a) {
-          b = sampler.sample(random);
-          if (b == a) {
-            b = a + 1 == n ? 0 : a + 1; // heavily skewed weights: settle for the neighbour
-          }
-        }
+        int b = sampler.sampleOther(random, a);
         TrackedTarget ta = targets[a];
         TrackedTarget tb = targets[b];
         boolean okA = !excluded(ta, exclude);
         boolean okB = !excluded(tb, exclude);
         if (okA && okB) {
-          return LeastConnectionsStrategy.lessLoaded(tb.inFlight, weights[b], ta.inFlight, weights[a]) ? tb : ta;
+          double loadA = ta.fleetInFlight(nowNanos, LoadBalancer.REPORT_TTL_NANOS);
+          double loadB = tb.fleetInFlight(nowNanos, LoadBalancer.REPORT_TTL_NANOS);
+          return LeastConnectionsStrategy.lessLoaded(loadB, weights[b], loadA, weights[a]) ? tb : ta;
         }
         if (okA) {
           return ta;

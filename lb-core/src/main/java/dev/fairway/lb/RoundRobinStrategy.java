@@ -3,7 +3,10 @@ package dev.fairway.lb;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
-/** Strict rotation over the pickable targets. One shared atomic cursor per balancer. */
+/**
+ * Strict rotation over the pickable targets. One shared atomic cursor per balancer, starting at a
+ * random place (see {@link PaddedCounter#randomStart}).
+ */
 final class RoundRobinStrategy extends BuiltinStrategy {
   @Override
   public String name() {
@@ -12,7 +15,7 @@ final class RoundRobinStrategy extends BuiltinStrategy {
 
   @Override
   StrategyInstance attach(BalancerContext context) {
-    PaddedCounter cursor = new PaddedCounter();
+    PaddedCounter cursor = PaddedCounter.randomStart(context.random);
     return new StrategyInstance() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {

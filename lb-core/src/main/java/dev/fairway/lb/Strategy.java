@@ -92,9 +92,23 @@ public sealed interface Strategy permits BuiltinStrategy {
   }
 
   /**
+   * Least queueing, for targets that send load reports ({@link Pick#reportLoad}; the OkHttp
+   * interceptor reads ORCA's {@code endpoint-load-metrics} header): a call goes to a target with a
+   * free worker by its fresh report (the one with the shortest service time among them), and only
+   * when every target queues, to the one where it would be done first (service time x calls in
+   * flight from every client / workers). A target whose last call failed comes last. Keeps every
+   * target's workers busy and puts the excess where service is fastest, which is what throughput
+   * needs when many independent clients share the targets. Without reports it chooses as {@link
+   * #leastResponseTime()} does. Scores every target up to 16, two random ones above.
+   */
+  static Strategy leastQueueing() {
+    return new LeastQueueingStrategy();
+  }
+
+  /**
    * The strategy's name: {@code "round-robin"}, {@code "weighted-round-robin"}, {@code "random"},
    * {@code "least-connections"}, {@code "power-of-two-choices"}, {@code "key-affinity"},
-   * {@code "consistent-hash"}, {@code "least-response-time"} or {@code "concurrency-limited"}.
+   * {@code "consistent-hash"}, {@code "least-response-time"}, {@code "concurrency-limited"} or {@code "least-queueing"}.
    */
   String name();
 
@@ -117,10 +131,11 @@ public sealed interface Strategy permits BuiltinStrategy {
       case "consistent-hash": return consistentHash();
       case "least-response-time": return leastResponseTime();
       case "concurrency-limited": return concurrencyLimited(8, 16);
+      case "least-queueing": return leastQueueing();
       default:
         throw new IllegalArgumentException("strategy: " + dev.fairway.lb.internal.Args.quote(name) + " (expected: one of round-robin, "
             + "weighted-round-robin, random, least-connections, power-of-two-choices, key-affinity, "
-            + "consistent-hash, least-response-time, concurrency-limited)");
+            + "consistent-hash, least-response-time, concurrency-limited, least-queueing)");
     }
   }
 }

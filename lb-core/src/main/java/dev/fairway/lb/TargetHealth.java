@@ -231,8 +231,13 @@ final class TargetHealth {
       case PROBE_PASSED: {
         int passes = t.probePasses + 1;
         boolean back = passes >= rules.healthyThreshold;
-        if (back && t.phase == HealthPhase.EJECTED) {
-          // Passing probes end a passive ejection early (as Envoy does): the trial starts now.
+        if (back && t.phase == HealthPhase.EJECTED && t.probedUnhealthy) {
+          // Passing probes end a passive ejection early only if probes also saw the target down: then
+          // they watch what failed (a process that died and came back) and the trial starts now.
+          // Probes that passed all along say nothing about the calls that failed (a service port
+          // that answers 503 behind a healthy admin port), so only the ejection's timer and a
+          // successful trial end it, as Envoy does with successful_active_health_check_uneject_host
+          // set to false; otherwise the target would come back with every probe.
           return halfOpen(t.with(t.phase, now, t.warmingSinceNanos, t.ejections, false, t.sourceUnhealthy, passes, 0),
               now, slow);
         }

@@ -6,12 +6,17 @@ public final class TargetStatus {
   private final TargetState state;
   private final int inFlight;
   private final double latencyEwmaMillis;
+  private final double reportedUtilization;
+  private final double reportedInFlight;
 
-  TargetStatus(Target target, TargetState state, int inFlight, double latencyEwmaMillis) {
+  TargetStatus(Target target, TargetState state, int inFlight, double latencyEwmaMillis, double reportedUtilization,
+      double reportedInFlight) {
     this.target = target;
     this.state = state;
     this.inFlight = inFlight;
     this.latencyEwmaMillis = latencyEwmaMillis;
+    this.reportedUtilization = reportedUtilization;
+    this.reportedInFlight = reportedInFlight;
   }
 
   public Target target() {
@@ -30,6 +35,22 @@ public final class TargetStatus {
   /** The time-decayed latency average in milliseconds; 0 before the first completed call. */
   public double latencyEwmaMillis() {
     return latencyEwmaMillis;
+  }
+
+  /**
+   * The utilization of the target's latest load report ({@link Pick#reportLoad}) while that report
+   * is fresh (5 s); NaN when there is none, it had no utilization, or it expired.
+   */
+  public double reportedUtilization() {
+    return reportedUtilization;
+  }
+
+  /**
+   * The calls in flight from every client of the target's latest load report while that report is
+   * fresh (5 s); NaN when there is none, it had no such count, or it expired.
+   */
+  public double reportedInFlight() {
+    return reportedInFlight;
   }
 
   @Override

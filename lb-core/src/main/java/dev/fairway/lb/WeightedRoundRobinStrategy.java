@@ -6,7 +6,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Smooth weighted round robin from a schedule computed at rebuild time: one full cycle of picks,
- * read with a shared atomic cursor, so a pick is one increment and one array read.
+ * read with a shared atomic cursor, so a pick is one increment and one array read. The cursor starts
+ * at a random slot of the cycle, so a fleet's balancers do not start in lockstep.
  *
  * <p>The cycle is nginx's smooth weighted round robin (every step each target gains its weight, the
  * highest current value is chosen and loses the total), which interleaves as evenly as integer
@@ -27,7 +28,7 @@ final class WeightedRoundRobinStrategy extends BuiltinStrategy {
 
   @Override
   StrategyInstance attach(BalancerContext context) {
-    PaddedCounter cursor = new PaddedCounter();
+    PaddedCounter cursor = PaddedCounter.randomStart(context.random);
     return new StrategyInstance() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {

@@ -67,4 +67,25 @@ final class WeightedSampler {
     }
     return random.nextDouble() < probability[i] ? i : alias[i];
   }
+
+  /**
+   * An index other than {@code a} (there must be at least two). Equal weights: uniform over the
+   * other n - 1 exactly (one draw, shifted past {@code a}), so every pair is compared equally often
+   * and two targets are always both compared. Unequal weights: in proportion to weight among the
+   * others, by redrawing up to three times; after that (a target holding almost all the weight) the
+   * neighbour of {@code a}.
+   */
+  int sampleOther(RandomSource random, int a) {
+    if (uniform) {
+      int b = random.nextInt(n - 1);
+      return b >= a ? b + 1 : b;
+    }
+    for (int i = 0; i < 3; i++) {
+      int b = sample(random);
+      if (b != a) {
+        return b;
+      }
+    }
+    return a + 1 == n ? 0 : a + 1;
+  }
 }

@@ -93,16 +93,29 @@ class ActiveHealthTest {
   }
 
   @Test
-  void passingProbes_endAPassiveEjectionEarly() throws Exception {
+  void passingProbes_endAPassiveEjectionEarly_onceTheyHadSeenTheTargetDown() throws Exception {
+    answers.put(t(1), "fail");
     build("active5", ActiveHealth.of(probe, Duration.ofMillis(20)), t(1), t(2));
     Pick p = lb.pick(null, java.util.Set.of(t(2)));
     p.failure(new java.net.ConnectException("refused")); // ejected for 10 s by passive health
     assertThat(state(lb, t(1))).isEqualTo(TargetState.EJECTED);
+    await("two failed probes after the ejection", () -> probes.getOrDefault(t(1), new AtomicInteger()).get() >= 3);
+    answers.put(t(1), "ok");
     long start = System.nanoTime();
     await("probes bring target 1 back", () -> state(lb, t(1)) != TargetState.EJECTED);
     assertThat(System.nanoTime() - start).isLessThan(5_000_000_000L);
     lb.pick(null, java.util.Set.of(t(2))).success(); // the trial call
     assertThat(state(lb, t(1))).isEqualTo(TargetState.HEALTHY);
+  }
+
+  @Test
+  void passingProbes_doNotEndAPassiveEjectionTheyNeverSawFail() throws Exception {
+    build("active6", ActiveHealth.of(probe, Duration.ofMillis(20)), t(1), t(2));
+    Pick p = lb.pick(null, java.util.Set.of(t(2)));
+    p.failure(new java.net.ConnectException("refused")); // ejected for 10 s; the probes pass throughout
+    await("five passed probes", () -> probes.getOrDefault(t(1), new AtomicInteger()).get() >= 5);
+    assertThat(state(lb, t(1))).isEqualTo(TargetState.EJECTED);
+    assertThat(counts(sequence(lb, 6))).containsOnlyKeys("2");
   }
 
   @Test

@@ -48,7 +48,7 @@ class PassiveHealthTest {
   @Test
   void connectException_ejectsOnTheFirstFailure_andTheNextPickNeverReturnsIt() throws Exception {
     LoadBalancer lb = lb(Strategy.roundRobin(), PassiveHealth.defaults(), t(1), t(2), t(3));
-    Pick first = lb.pick();
+    Pick first = lb.pick(null, java.util.Set.of(t(2), t(3)));
     assertThat(first.target()).isEqualTo(t(1));
     first.failure(new ConnectException("Connection refused"));
     assertThat(state(lb, t(1))).isEqualTo(TargetState.EJECTED);

@@ -67,7 +67,7 @@ class TargetHealthTest {
   }
 
   @Test
-  void probes_needTheirThresholdInARow_andAPassingRunEndsAnEjectionEarly() {
+  void probes_needTheirThresholdInARow_andAPassingRunAfterAFailingOneEndsAnEjectionEarly() {
     TrackedTarget t = target(TargetHealth.State.joined(false, true, 0, rules.slowStart));
     apply(t, Event.PROBE_FAILED, 1);
     apply(t, Event.PROBE_PASSED, 2);
@@ -79,11 +79,32 @@ class TargetHealthTest {
     apply(t, Event.PROBE_PASSED, 6);
     assertThat(t.health.state().phase).isEqualTo(HealthPhase.WARMING);
     apply(t, Event.EJECT, 7);
-    apply(t, Event.PROBE_PASSED, 8);
-    apply(t, Event.PROBE_PASSED, 9);
+    apply(t, Event.PROBE_FAILED, 8);
+    apply(t, Event.PROBE_FAILED, 9); // the probes see it down too: a process, not just its calls
+    apply(t, Event.PROBE_PASSED, 10);
+    assertThat(t.health.state().phase).isEqualTo(HealthPhase.EJECTED);
+    apply(t, Event.PROBE_PASSED, 11);
     assertThat(t.health.state().phase).isEqualTo(HealthPhase.HALF_OPEN);
     assertThat(transitions).containsExactly("HEALTHY->UNHEALTHY", "UNHEALTHY->WARMING", "WARMING->EJECTED",
         "EJECTED->HALF_OPEN");
+  }
+
+  /** Regression (lab fastfail): 503s on the service port, health port fine; probes kept ending the ejection. */
+  @Test
+  void passingProbes_doNotEndAnEjectionTheyNeverSawFail_onlyItsTimerAndATrialDo() {
+    TrackedTarget t = target(TargetHealth.State.joined(false, true, 0, rules.slowStart));
+    apply(t, Event.EJECT, 0);
+    for (long s = 1; s < 10; s++) {
+      apply(t, Event.PROBE_PASSED, s * S);
+      assertThat(t.health.state().phase).isEqualTo(HealthPhase.EJECTED);
+    }
+    assertThat(t.health.phaseAt(10 * S - 1)).isEqualTo(HealthPhase.EJECTED);
+    apply(t, Event.TIME, 10 * S);
+    apply(t, Event.EJECT, 10 * S + 1); // the trial got a 503 again
+    apply(t, Event.PROBE_PASSED, 11 * S);
+    assertThat(t.health.state().phase).isEqualTo(HealthPhase.EJECTED);
+    assertThat(t.health.state().ejectedUntilNanos).isEqualTo(30 * S + 1);
+    assertThat(transitions).containsExactly("HEALTHY->EJECTED", "EJECTED->HALF_OPEN", "HALF_OPEN->EJECTED");
   }
 
   @Test

@@ -123,7 +123,8 @@ final class BalancedCall {
     }
     try {
       response = chain.proceed(rewrite(attempt.target()));
-      attempt.responded(response.code(), interceptor.policy.isFailure(response.code()));
+      attempt.responded(response.code(), interceptor.policy.isFailure(response.code()),
+          response.header(LoadReportParser.HEADER));
       if (resendable && attempts < interceptor.policy.maxAttempts()) {
         prefetchSmallBody(response);
       }

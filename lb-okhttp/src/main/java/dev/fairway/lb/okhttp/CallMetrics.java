@@ -62,6 +62,9 @@ class CallMetrics implements LoadBalancerListener {
 
   void leaked() {}
 
+  /** A load report header was read: {@code parsed}, or malformed (and ignored). */
+  void loadReport(boolean parsed) {}
+
   static CallMetrics micrometer(MeterRegistry registry, String service) {
     return new MicrometerCallMetrics(registry, service);
   }
@@ -85,7 +88,9 @@ class CallMetrics implements LoadBalancerListener {
   /**
    * {@code fairway.requests{service,target,outcome}} (one timing per attempt, from sending it until
    * its response body is consumed or closed), {@code fairway.retries{service,reason}}, {@code
-   * fairway.retry.budget.exhausted{service}} and {@code fairway.leaked.responses{service}}.
+   * fairway.retry.budget.exhausted{service}}, {@code fairway.leaked.responses{service}} and {@code
+   * fairway.load.reports{service,result}} (result {@code parsed} or {@code malformed}; registered on
+   * the first report, so a service whose targets send none has no such meter).
    */
   static final class MicrometerCallMetrics extends CallMetrics {
     private final MeterRegistry registry;
@@ -94,6 +99,8 @@ class CallMetrics implements LoadBalancerListener {
     private final ConcurrentMap<String, Counter> retriesByReason = new ConcurrentHashMap<>();
     private volatile @Nullable Timer noTarget; // registered on first use: most services never see one
     private volatile @Nullable Counter leaked; // likewise
+    private volatile @Nullable Counter reportsParsed; // likewise
+    private volatile @Nullable Counter reportsMalformed; // likewise
     private final Counter budgetExhausted;
     private volatile boolean closed;
 
@@ -202,6 +209,27 @@ class CallMetrics implements LoadBalancerListener {
     }
 
     @Override
+    void loadReport(boolean parsed) {
+      Counter counter = parsed ? reportsParsed : reportsMalformed;
+      if (counter == null) {
+        if (closed) {
+          return;
+        }
+        counter = unlessClosed(Counter.builder("fairway.load.reports")
+            .description("Load reports (endpoint-load-metrics) read from responses; malformed ones are ignored")
+            .tag("service", service)
+            .tag("result", parsed ? "parsed" : "malformed")
+            .register(registry));
+        if (parsed) {
+          reportsParsed = counter;
+        } else {
+          reportsMalformed = counter;
+        }
+      }
+      counter.increment();
+    }
+
+    @Override
     public void targetRemoved(Target target) {
       TargetTimers timers = timersByTarget.remove(target.id());
       if (timers != null) {
@@ -220,6 +248,8 @@ class CallMetrics implements LoadBalancerListener {
       retriesByReason.clear();
       remove(noTarget);
       remove(leaked);
+      remove(reportsParsed);
+      remove(reportsMalformed);
       registry.remove(budgetExhausted);
     }
 

@@ -316,10 +316,10 @@ final class LoadReportParser {
     /**
      * The backend's utilization as gRPC's weighted round robin reads it (gRFC A58):
      * {@code application_utilization} when it is set and positive, else {@code cpu_utilization};
-     * NaN when neither is.
+     * a zero {@code application_utilization} alone is 0 (an idle server); NaN when neither is set.
      */
     double utilization() {
-      return applicationUtilization > 0 ? applicationUtilization : cpuUtilization;
+      return applicationUtilization > 0 || Double.isNaN(cpuUtilization) ? applicationUtilization : cpuUtilization;
     }
 
     void set(int key, double value) {

@@ -93,6 +93,8 @@ class LoadReportParserTest {
     assertThat(report.utilization()).isEqualTo(0.9);
     parse("TEXT cpu_utilization=0.3, application_utilization=0");
     assertThat(report.utilization()).isEqualTo(0.3);
+    parse("TEXT application_utilization=0, named_metrics.rif=0");
+    assertThat(report.utilization()).isZero(); // an idle server, not an unknown one
     parse("TEXT eps=1");
     assertThat(report.utilization()).isNaN();
   }
