@@ -2,9 +2,11 @@ package dev.fairway.lb;
 
 import static dev.fairway.lb.internal.Args.quote;
 
+import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -27,9 +29,18 @@ public final class Target {
   private final String zone;
   private final Map<String, String> metadata;
   private final boolean healthy;
+  /** Estimated round-trip time from the caller in nanoseconds, or -1 when unknown. */
+  private final long roundTripNanos;
 
   private Target(
-      String id, String host, int port, int weight, String zone, Map<String, String> metadata, boolean healthy) {
+      String id,
+      String host,
+      int port,
+      int weight,
+      String zone,
+      Map<String, String> metadata,
+      boolean healthy,
+      long roundTripNanos) {
     this.id = id;
     this.host = host;
     this.port = port;
@@ -37,6 +48,7 @@ public final class Target {
     this.zone = zone;
     this.metadata = metadata;
     this.healthy = healthy;
+    this.roundTripNanos = roundTripNanos;
   }
 
   /**
@@ -50,7 +62,7 @@ public final class Target {
     String checkedHost = checkHost(host);
     checkPort(port);
     String id = (checkedHost.indexOf(':') >= 0 ? "[" + checkedHost + "]" : checkedHost) + ":" + port;
-    return new Target(id, checkedHost, port, 1, "", Map.of(), true);
+    return new Target(id, checkedHost, port, 1, "", Map.of(), true, -1);
   }
 
   /**
@@ -63,7 +75,7 @@ public final class Target {
     if (weight < 1 || weight > MAX_WEIGHT) {
       throw new IllegalArgumentException("weight: " + weight + " (expected: 1.." + MAX_WEIGHT + ")");
     }
-    return new Target(id, host, port, weight, zone, metadata, healthy);
+    return new Target(id, host, port, weight, zone, metadata, healthy, roundTripNanos);
   }
 
   /** This target in another zone ({@code ""} for none). */
@@ -71,7 +83,7 @@ public final class Target {
     if (zone == null) {
       throw new IllegalArgumentException("zone: null (expected: a zone name, or \"\" for none)");
     }
-    return new Target(id, host, port, weight, zone, metadata, healthy);
+    return new Target(id, host, port, weight, zone, metadata, healthy, roundTripNanos);
   }
 
   /** This target under another id (for example a discovery system's instance id). */
@@ -79,7 +91,7 @@ public final class Target {
     if (id == null || id.isBlank()) {
       throw new IllegalArgumentException("id: " + quote(id) + " (expected: a non-blank string)");
     }
-    return new Target(id, host, port, weight, zone, metadata, healthy);
+    return new Target(id, host, port, weight, zone, metadata, healthy, roundTripNanos);
   }
 
   /** This target with other metadata; the map is copied, its order kept. */
@@ -95,7 +107,7 @@ public final class Target {
       }
       copy.put(e.getKey(), e.getValue());
     }
-    return new Target(id, host, port, weight, zone, Collections.unmodifiableMap(copy), healthy);
+    return new Target(id, host, port, weight, zone, Collections.unmodifiableMap(copy), healthy, roundTripNanos);
   }
 
   /**
@@ -105,7 +117,48 @@ public final class Target {
    * to serve without it. Targets are healthy unless a source says otherwise.
    */
   public Target withHealthy(boolean healthy) {
-    return new Target(id, host, port, weight, zone, metadata, healthy);
+    return new Target(id, host, port, weight, zone, metadata, healthy, roundTripNanos);
+  }
+
+  /**
+   * This target with an estimate of the round-trip time from the caller to it, for closeness: a
+   * source that measures distance (Consul's network coordinates) sets it, and strategies that rank by
+   * closeness prefer the lower one. {@code null} means unknown (the default); unknown ranks after
+   * every known time.
+   *
+   * @throws IllegalArgumentException if {@code roundTripTime} is negative
+   */
+  public Target withRoundTripTime(@Nullable Duration roundTripTime) {
+    long nanos = -1;
+    if (roundTripTime != null) {
+      if (roundTripTime.isNegative()) {
+        throw new IllegalArgumentException(
+            "roundTripTime: " + roundTripTime + " (expected: zero or more, or null for unknown)");
+      }
+      nanos = saturatedNanos(roundTripTime);
+    }
+    return new Target(id, host, port, weight, zone, metadata, healthy, nanos);
+  }
+
+  /** The estimated round-trip time set with {@link #withRoundTripTime}, if any. */
+  public Optional<Duration> roundTripTime() {
+    return roundTripNanos < 0 ? Optional.empty() : Optional.of(Duration.ofNanos(roundTripNanos));
+  }
+
+  /**
+   * The estimated round-trip time in nanoseconds, or {@code -1} when unknown: the allocation-free form
+   * of {@link #roundTripTime()} for code that ranks targets.
+   */
+  public long roundTripNanos() {
+    return roundTripNanos;
+  }
+
+  private static long saturatedNanos(Duration d) {
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException tooLong) {
+      return Long.MAX_VALUE;
+    }
   }
 
   /** The identity of this target: {@code host:port} unless set with {@link #withId}. */
@@ -144,7 +197,7 @@ public final class Target {
     return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
   }
 
-  /** True if address, weight, zone and metadata are all equal too (not only the id). */
+  /** True if address, weight, zone, health, round-trip time and metadata are all equal too (not only the id). */
   boolean sameAs(Target other) {
     return id.equals(other.id)
         && host.equals(other.host)
@@ -152,6 +205,7 @@ public final class Target {
         && weight == other.weight
         && zone.equals(other.zone)
         && healthy == other.healthy
+        && roundTripNanos == other.roundTripNanos
         && metadata.equals(other.metadata);
   }
 
@@ -179,6 +233,9 @@ public final class Target {
     }
     if (!healthy) {
       sb.append(", unhealthy");
+    }
+    if (roundTripNanos >= 0) {
+      sb.append(", rtt=").append(Duration.ofNanos(roundTripNanos));
     }
     return sb.append('}').toString();
   }

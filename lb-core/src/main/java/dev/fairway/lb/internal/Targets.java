@@ -10,8 +10,8 @@ public final class Targets {
   private Targets() {}
 
   /**
-   * True if both lists hold the same targets (by id) with the same address, weight, zone, health
-   * and metadata, in any order. A source publishes only when this is false, so listeners are not
+   * True if both lists hold the same targets (by id) with the same address, weight, zone, health,
+   * round-trip time and metadata, in any order. A source publishes only when this is false, so listeners are not
    * woken for nothing.
    */
   public static boolean sameTargets(List<Target> a, List<Target> b) {
@@ -31,7 +31,7 @@ public final class Targets {
     return true;
   }
 
-  /** True if both are the same instance with nothing changed: id, address, weight, zone, health, metadata. */
+  /** True if both are the same instance with nothing changed: id, address, weight, zone, health, round-trip time, metadata. */
   public static boolean sameAs(Target a, Target b) {
     return a.id().equals(b.id())
         && a.host().equals(b.host())
@@ -39,6 +39,7 @@ public final class Targets {
         && a.weight() == b.weight()
         && a.zone().equals(b.zone())
         && a.healthy() == b.healthy()
+        && a.roundTripNanos() == b.roundTripNanos()
         && a.metadata().equals(b.metadata());
   }
 }
