@@ -10,6 +10,8 @@ final class BalancerContext {
   final String localZone;
   /** Time constant of the latency average. */
   final double tauNanos;
+  /** Whether other clients load this balancer's targets: the one mutable, shared part. */
+  final OtherClients otherClients = new OtherClients();
 
   BalancerContext(String service, RandomSource random, LongSupplier ticker, String localZone, double tauNanos) {
     this.service = service;

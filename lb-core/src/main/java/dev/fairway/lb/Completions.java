@@ -15,6 +15,7 @@ final class Completions {
   private final StrategyInstance strategy;
   private final EjectionPolicy passive;
   private final BalancerMetrics metrics;
+  private final OtherClients otherClients;
 
   Completions(BalancerContext context, StrategyInstance strategy, EjectionPolicy passive, BalancerMetrics metrics) {
     this.ticker = context.ticker;
@@ -22,17 +23,21 @@ final class Completions {
     this.strategy = strategy;
     this.passive = passive;
     this.metrics = metrics;
+    this.otherClients = context.otherClients;
   }
 
   long nanoTime() {
     return ticker.getAsLong();
   }
 
-  void success(TrackedTarget t, long startNanos, long recordedLatencyNanos, boolean trial) {
+  void success(TrackedTarget t, long startNanos, long recordedLatencyNanos, int inFlightAtPick, boolean trial) {
     long now = ticker.getAsLong();
     long latency = recordedLatencyNanos >= 0 ? recordedLatencyNanos : Math.max(0, now - startNanos);
     t.recordLatency(latency, now, tauNanos);
     t.recordSuccessLatency(latency, now);
+    if (t.recordConcurrency(inFlightAtPick, latency, now)) {
+      otherClients.seen(now, t.minLatencyNanos);
+    }
     t.releaseSlot();
     CircuitBreaker window = t.breaker;
     if (window != null) {

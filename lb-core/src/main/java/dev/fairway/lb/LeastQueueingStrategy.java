@@ -54,7 +54,7 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
     return new StrategyInstance() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
-        return new LeastQueueingSelector(snapshot, context.random, context.tauNanos);
+        return new LeastQueueingSelector(snapshot, context.random, context.tauNanos, context.otherClients);
       }
     };
   }
@@ -73,8 +73,9 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
     private final @Nullable WeightedSampler sampler; // null: few enough targets to scan them all
     private final RandomSource random;
     private final double stepsPerNano;
+    private final OtherClients otherClients;
 
-    LeastQueueingSelector(TargetSnapshot snapshot, RandomSource random, double tauNanos) {
+    LeastQueueingSelector(TargetSnapshot snapshot, RandomSource random, double tauNanos, OtherClients otherClients) {
       this.targets = snapshot.pickable;
       this.perWeight = new double[targets.length];
       for (int i = 0; i < targets.length; i++) {
@@ -84,6 +85,7 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
           ? new WeightedSampler(snapshot.weights, snapshot.uniformWeights) : null;
       this.random = random;
       this.stepsPerNano = PeakEwmaLoad.DECAY_STEPS_PER_TAU / tauNanos;
+      this.otherClients = otherClients;
     }
 
     /**
@@ -91,15 +93,18 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
      * weight (>= 0), a hot one {@code -1 - cost} (< 0), so that one comparison, {@link #better}, ranks
      * cold before hot without mixing their units.
      */
-    double score(int i, long now) {
+    double score(int i, long now, boolean alone) {
       TrackedTarget t = targets[i];
       double w = perWeight[i];
       int failures = t.consecutiveFailures;
       if (failures != 0) {
         // x 4 per failure in a row (up to 8): its own cost is measured by this balancer alone and
         // would look cheap next to a reporting target's fleet-wide queue. It still decays, so a
-        // target that failed and came back is tried again (a rank below every other would never be).
-        return -1 - Math.scalb(LeastResponseTimeStrategy.cost(t, w, now, stepsPerNano), 2 * Math.min(failures, 8));
+        // target that failed and came back is tried again (a rank below every other would never be):
+        // among the hot ones as its cost falls below theirs, and among the cold ones, at that cost,
+        // once it has fallen below the target's own service time with nothing of ours in flight.
+        double penalised = Math.scalb(LeastResponseTimeStrategy.cost(t, w, now, stepsPerNano), 2 * Math.min(failures, 8));
+        return t.inFlight == 0 && penalised < t.minLatencyNanos * w ? penalised : -1 - penalised;
       }
       if (t.reportFresh(now, LoadBalancer.REPORT_TTL_NANOS)) {
         double service = t.minLatencyNanos;
@@ -115,6 +120,8 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
         } else if (t.reportedUtilization == 0.0 && t.inFlight <= t.inFlightAtReport) {
           return service * w; // idle when it answered, and nothing sent since
         }
+      } else if (alone && t.freeByOwnCount(now)) {
+        return t.minLatencyNanos * w; // alone in front of it, and it has a worker free
       }
       return -1 - LeastResponseTimeStrategy.cost(t, w, now, stepsPerNano);
     }
@@ -130,6 +137,7 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
     @Override
     @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos) {
       int n = targets.length;
+      boolean alone = !otherClients.present(nowNanos);
       if (sampler == null) {
         int start = n == 1 ? 0 : random.nextInt(n);
         int best = -1;
@@ -142,7 +150,7 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
           if (excluded(targets[i], exclude)) {
             continue;
           }
-          double s = score(i, nowNanos);
+          double s = score(i, nowNanos, alone);
           if (best < 0 || better(s, bestScore)) {
             best = i;
             bestScore = s;
@@ -156,7 +164,7 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
         boolean okA = !excluded(targets[a], exclude);
         boolean okB = !excluded(targets[b], exclude);
         if (okA && okB) {
-          return better(score(b, nowNanos), score(a, nowNanos)) ? targets[b] : targets[a];
+          return better(score(b, nowNanos, alone), score(a, nowNanos, alone)) ? targets[b] : targets[a];
         }
         if (okA) {
           return targets[a];

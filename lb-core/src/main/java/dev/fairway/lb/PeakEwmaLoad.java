@@ -56,6 +56,74 @@ abstract class PeakEwmaLoad extends PeakEwmaLoadPadBefore {
     return inFlight;
   }
 
+  // What this balancer learned of the target's concurrency from its own calls (see recordConcurrency).
+  /** The most calls of this balancer the target served at once without queueing; 0 until known. */
+  volatile int learnedConcurrency;
+  /** Ticker value until which probing one call above {@link #learnedConcurrency} waits. */
+  volatile long probeBlockedUntilNanos;
+
+  /** A call at most this many times the service time did not queue. */
+  static final double NO_QUEUE_RATIO = 1.1;
+  /** A call more than this many times the service time queued. */
+  static final double QUEUED_RATIO = 1.5;
+
+  /**
+   * Learns from a successful call how many calls the target serves at once, the way TCP Vegas reads
+   * a queue from round-trip times, with this balancer's own count standing in for the target's:
+   * {@code inFlightAtPick} is how many of this balancer's calls were on the target when this one was
+   * sent (itself included). A call no slower than {@value #NO_QUEUE_RATIO} x the service time did
+   * not wait, so the target served that many at once: the estimate rises to it. A call slower than
+   * {@value #QUEUED_RATIO} x waited: sent above the estimate, it was a probe that found the limit
+   * (probing pauses for a window of the minimum, see {@link #recordSuccessLatency}); sent at or
+   * below, the estimate was too high and drops by one. A call that was this balancer's only one on
+   * the target and still waited proves that other clients load it: the method returns true, and the
+   * caller stops trusting its own counts (see {@link LeastQueueingStrategy}). Racy like the EWMA.
+   *
+   * @return true if the call shows load from other clients
+   */
+  boolean recordConcurrency(int inFlightAtPick, long latencyNanos, long nowNanos) {
+    double min = minLatencyNanos;
+    if (min <= 0 || inFlightAtPick <= 0) {
+      return false;
+    }
+    int learned = learnedConcurrency;
+    if (latencyNanos <= min * NO_QUEUE_RATIO) {
+      if (inFlightAtPick > learned) {
+        learnedConcurrency = inFlightAtPick;
+      }
+      return false;
+    }
+    if (latencyNanos <= min * QUEUED_RATIO) {
+      return false; // too close to tell
+    }
+    if (inFlightAtPick == 1) {
+      return true;
+    }
+    if (inFlightAtPick > learned) {
+      probeBlockedUntilNanos = nowNanos + Math.max(MIN_WINDOW_NANOS, (long) (MIN_WINDOW_FACTOR * min));
+    } else if (learned > 1) {
+      learnedConcurrency = learned - 1;
+    }
+    return false;
+  }
+
+  /**
+   * True if this balancer may send one more call without it waiting, as far as its own calls tell:
+   * fewer of them are in flight than it learned the target serves at once, or exactly as many and no
+   * probe above that queued lately. (Not the latency average: one queued probe lifts a peak EWMA for
+   * seconds. A target that became slower is caught by {@link #recordConcurrency} instead: each slow
+   * call at or below the estimate lowers it by one.)
+   */
+  final boolean freeByOwnCount(long nowNanos) {
+    int learned = learnedConcurrency;
+    if (learned == 0) {
+      return false;
+    }
+    int k = inFlight;
+    return k < learned || (k == learned && nowNanos - probeBlockedUntilNanos >= 0);
+  }
+
+
   /**
    * Stores a report from the target at {@code nowNanos}; NaN or negative values are not kept (the
    * field keeps NaN). A report with neither value changes nothing.
@@ -166,6 +234,7 @@ abstract class PeakEwmaLoad extends PeakEwmaLoadPadBefore {
   void resetLatency() {
     ewmaNanos = 0;
     minLatencyNanos = 0;
+    learnedConcurrency = 0;
   }
 
   /**

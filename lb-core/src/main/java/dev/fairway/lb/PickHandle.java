@@ -13,6 +13,8 @@ final class PickHandle implements Pick {
   private final long startNanos;
   /** True if this call holds one of a half-open target's trial permits. */
   private final boolean trial;
+  /** This balancer's calls on the target when this one was picked, itself included. */
+  private final int inFlightAtPick;
   private volatile int done;
   private volatile long latencyNanos = -1;
 
@@ -22,6 +24,7 @@ final class PickHandle implements Pick {
     this.target = tracked.target;
     this.startNanos = startNanos;
     this.trial = trial;
+    this.inFlightAtPick = tracked.inFlight;
   }
 
   /** The balancer's state of the picked target, for tests that check it after it left. */
@@ -51,7 +54,7 @@ final class PickHandle implements Pick {
   @Override
   public void success() {
     if (DONE.compareAndSet(this, 0, 1)) {
-      completions.success(tracked, startNanos, latencyNanos, trial);
+      completions.success(tracked, startNanos, latencyNanos, inFlightAtPick, trial);
     }
   }
 

@@ -6,7 +6,9 @@ import static dev.fairway.lb.LoadReportTest.call;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** Exact sequences of least queueing, with a seeded random source and a fake ticker. */
@@ -17,12 +19,45 @@ class LeastQueueingTest {
     return Fixtures.builder(ticker, 42).targets(targets).strategy(Strategy.leastQueueing()).build();
   }
 
+  final List<Pick> open = new ArrayList<>();
+
+  /** Picks n times without completing; the picks stay open until {@link #releaseAll}. */
   List<String> held(LoadBalancer lb, int n) throws Exception {
     List<String> out = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      out.add(name(lb.pick().target()));
+      Pick p = lb.pick();
+      open.add(p);
+      out.add(name(p.target()));
     }
     return out;
+  }
+
+  void releaseAll() {
+    open.forEach(Pick::release);
+    open.clear();
+  }
+
+  static Pick pickOf(LoadBalancer lb, Target target) throws Exception {
+    Set<Target> others = new HashSet<>();
+    lb.status().forEach(s -> others.add(s.target()));
+    others.remove(target);
+    return lb.pick(null, others);
+  }
+
+  /** n calls on target at once, all done after ms: the k-th was sent with k of ours in flight. */
+  void concurrent(LoadBalancer lb, Target target, int n, long ms) throws Exception {
+    List<Pick> picks = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      picks.add(pickOf(lb, target));
+    }
+    ticker.advanceMillis(ms);
+    picks.forEach(Pick::success);
+  }
+
+  static TrackedTarget tracked(LoadBalancer lb, Target target) throws Exception {
+    PickHandle p = (PickHandle) pickOf(lb, target);
+    p.release();
+    return p.tracked();
   }
 
   @Test
@@ -36,17 +71,94 @@ class LeastQueueingTest {
   }
 
   @Test
-  void ignoresAnExpiredReport_andThenChoosesAsLeastResponseTime() throws Exception {
+  void ignoresAnExpiredReport_andThenChoosesByItsOwnCounts() throws Exception {
     LoadBalancer lb = lb(t(1), t(2));
     call(lb, ticker, t(1), 10, 1.5, 12);
     call(lb, ticker, t(2), 50, 0.5, 4);
     ticker.advanceMillis(5_000);
-    // Peak-EWMA costs: 10 x (in flight + 1) against 50: 1 until it carries five calls.
-    assertThat(held(lb, 6)).containsExactly("1", "1", "1", "1", "1", "2");
+    // The reports are gone; this balancer's own calls are all it knows: each target served one of
+    // them without queueing. 1 gets its learned one and one probe above it, then 2 the same, then
+    // peak-EWMA costs: 10 ms x (2 + 1) = 30 against 50 x 3 = 150.
+    assertThat(held(lb, 6)).containsExactly("1", "1", "2", "2", "1", "1");
   }
 
   @Test
-  void withoutReports_choosesExactlyAsLeastResponseTime() throws Exception {
+  void alone_fillsEachTargetsLearnedWorkers_fastestFirst_thenQueuesWhereACallIsDoneFirst() throws Exception {
+    LoadBalancer lb = lb(t(1), t(2), t(3));
+    call(lb, ticker, t(1), 10, Double.NaN, Double.NaN);
+    call(lb, ticker, t(2), 25, Double.NaN, Double.NaN);
+    call(lb, ticker, t(3), 40, Double.NaN, Double.NaN);
+    // Each served one call of ours without queueing: free while it has fewer of ours, or as many
+    // and no probe above queued. Fastest free target first; then, with none free, least response
+    // time's costs: 10 ms x (in flight + 1) until 1 carries 7 calls (80 > 25 x 3 = 75).
+    assertThat(held(lb, 12)).containsExactly("1", "1", "2", "2", "3", "3", "1", "1", "1", "1", "1", "2");
+  }
+
+  @Test
+  void learnsConcurrencyFromCallsThatDidNotQueue_andProbesOneAboveIt() throws Exception {
+    LoadBalancer lb = lb(t(1), t(2));
+    call(lb, ticker, t(2), 30, Double.NaN, Double.NaN);
+    concurrent(lb, t(1), 3, 10); // three at once, each 10 ms: 1 serves three without queueing
+    assertThat(tracked(lb, t(1)).learnedConcurrency).isEqualTo(3);
+    // Three free on 1 and one probe, then 2's one and its probe, then costs: 10 x 5 = 50 < 30 x 3.
+    assertThat(held(lb, 7)).containsExactly("1", "1", "1", "1", "2", "2", "1");
+  }
+
+  @Test
+  void aProbeThatQueued_holdsTheTargetAtItsLearnedConcurrency_forAWindow() throws Exception {
+    LoadBalancer lb = lb(t(1), t(2));
+    call(lb, ticker, t(2), 30, Double.NaN, Double.NaN);
+    concurrent(lb, t(1), 2, 10);
+    // A probe: two of ours in flight, a third sent; the two take 10 ms, the probe waited for a worker
+    // and took 20 (> 1.5 x 10).
+    List<Pick> two = List.of(pickOf(lb, t(1)), pickOf(lb, t(1)));
+    Pick probe = pickOf(lb, t(1));
+    ticker.advanceMillis(10);
+    two.forEach(Pick::success);
+    ticker.advanceMillis(10);
+    probe.success();
+    assertThat(tracked(lb, t(1)).learnedConcurrency).isEqualTo(2);
+    // For a window of the minimum (16 x 10 ms, at least 50 ms: 160 ms) 1 is free only below 2.
+    assertThat(held(lb, 3)).containsExactly("1", "1", "2");
+    releaseAll();
+    ticker.advanceMillis(160);
+    assertThat(held(lb, 3)).containsExactly("1", "1", "1");
+  }
+
+  @Test
+  void queueingAtOrBelowTheLearnedConcurrency_lowersItByOne() throws Exception {
+    LoadBalancer lb = lb(t(1), t(2));
+    concurrent(lb, t(1), 4, 10);
+    assertThat(tracked(lb, t(1)).learnedConcurrency).isEqualTo(4);
+    List<Pick> three = List.of(pickOf(lb, t(1)), pickOf(lb, t(1)), pickOf(lb, t(1)));
+    ticker.advanceMillis(16); // the third of three waited: 16 ms > 1.5 x 10
+    three.get(2).success();
+    assertThat(tracked(lb, t(1)).learnedConcurrency).isEqualTo(3);
+    three.get(0).release();
+    three.get(1).release();
+  }
+
+  @Test
+  void withoutReports_stopsSendingToATargetWhoseLatencyRisesTenfold() throws Exception {
+    LoadBalancer lb = lb(t(1), t(2));
+    call(lb, ticker, t(1), 10, Double.NaN, Double.NaN);
+    call(lb, ticker, t(2), 20, Double.NaN, Double.NaN);
+    List<String> seq = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      Pick p = lb.pick();
+      String n = name(p.target());
+      seq.add(n);
+      ticker.advanceMillis(n.equals("1") ? (i < 2 ? 10 : 100) : 20);
+      p.success();
+    }
+    // 1 is the faster free target until its third call, alone on it, takes 100 ms: ten times its
+    // service time, so it waited behind someone else's calls. The balancer stops trusting its own
+    // counts and scores by peak-EWMA cost: 100 ms against 20.
+    assertThat(seq).containsExactly("1", "1", "1", "2", "2", "2", "2", "2");
+  }
+
+  @Test
+  void aCallThatWaitedAlone_showsOtherClients_andThenItChoosesExactlyAsLeastResponseTime() throws Exception {
     LoadBalancer lq = lb(t(1), t(2), t(3));
     LoadBalancer lrt = Fixtures.builder(ticker, 42).targets(t(1), t(2), t(3)).strategy(Strategy.leastResponseTime())
         .build();
@@ -55,9 +167,15 @@ class LeastQueueingTest {
       call(lb, ticker, t(2), 25, Double.NaN, Double.NaN);
       call(lb, ticker, t(3), 40, Double.NaN, Double.NaN);
     }
-    // Costs 10, 25 and 40 ms x (in flight + 1); the tie at 40 goes to the seeded random start.
+    // Our only call on 3 took 70 ms against its 40: another client's calls queued ahead of it. Our
+    // own counts no longer tell where a worker is free, for 64 x 40 ms (at least 1 s).
+    call(lq, ticker, t(3), 70, Double.NaN, Double.NaN);
+    call(lrt, ticker, t(3), 70, Double.NaN, Double.NaN);
     assertThat(held(lq, 12)).isEqualTo(held(lrt, 12)).containsExactly(
-        "1", "1", "2", "1", "1", "3", "1", "2", "1", "1", "2", "1");
+        "1", "1", "2", "1", "1", "1", "2", "1", "1", "3", "2", "1");
+    releaseAll();
+    ticker.advanceMillis(2_560);
+    assertThat(held(lq, 3)).containsExactly("1", "1", "2"); // alone again: its own counts count
   }
 
   @Test
@@ -126,8 +244,9 @@ class LeastQueueingTest {
       ticker.advanceMillis(50);
       p.success();
     }
-    // 640 ms decays below 2's 50 ms (itself decayed for the second since its last call, to 41 ms)
-    // after 5 s x ln(640 / 41) = 13.7 s without a call: at the fourteenth second (1.05 s each).
-    assertThat(back).isEqualTo(14);
+    // 2 is free by its own count (it served one call of ours without queueing), so 1 must first
+    // rejoin the free ones: 640 ms decays below its own 10 ms service time after
+    // 5 s x ln(64) = 20.8 s without a call: at the twentieth second (1.05 s each).
+    assertThat(back).isEqualTo(20);
   }
 }
