@@ -24,8 +24,19 @@ import org.jspecify.annotations.Nullable;
  * PeakEwmaLoad#recordSuccessLatency}) per weight wins; if none is cold, the target where a new call
  * would be done first: with a fresh report, service time x (calls in flight from every client + 1)
  * / workers; without one, {@link LeastResponseTimeStrategy}'s peak-EWMA cost, latency x (this
- * balancer's calls + 1). Without load reports this strategy therefore chooses as least response
- * time does, except that a target whose last calls failed costs more.
+ * balancer's calls + 1).
+ *
+ * <p>Without a report, a balancer that is its targets' only client still knows where a worker is
+ * free: every call they serve is its own. So each target learns from this balancer's calls how many
+ * it serves at once without queueing, the way TCP Vegas reads a queue from round-trip times ({@link
+ * PeakEwmaLoad#recordConcurrency}): a call no slower than 1.1 x the service time did not wait, and
+ * the estimate rises to the number of our calls that were in flight when it was sent; one call above
+ * the estimate is a probe, and a probe that waited (over 1.5 x) pauses probing for a window; a call
+ * at or below the estimate that waited lowers it by one. While fewer of our calls than that are in
+ * flight, or as many and probing is not paused, the target is cold. In a fleet the same counts would
+ * send every balancer to the target that looks idle to each of them, so the first call that was our
+ * only one on its target and still waited ({@link OtherClients}) turns this off: for 64 x that
+ * service time, at least a second, a balancer without reports scores exactly as least response time.
  *
  * <p>The numbers that chose it (the lab's quick profile, time scale 0.2, on a shared 2-core
  * machine, so a few points of noise): a latency-only "cold" rule (recent latency within 50% of a
