@@ -10,7 +10,9 @@ import org.jspecify.annotations.Nullable;
  * in a fleet of many clients each balancer holds one or two calls per target, too few to tell
  * targets apart, and the report is what makes least connections work there. Up to {@value #FULL_SCAN_LIMIT} targets every one is
  * compared, starting at a random position so that ties do not favour the first target; above that a
- * weighted sample of {@value #SAMPLES} is compared, which keeps a pick O(1).
+ * weighted sample of {@value #SAMPLES} is compared, which keeps a pick O(1). Among equally loaded
+ * targets the closer one by {@link Target#roundTripNanos()} wins (unknown last), and among equally
+ * close ones the first from the random start.
  */
 final class LeastConnectionsStrategy extends BuiltinStrategy {
   /** Beyond 16 a full scan costs more than the pick itself (one cache line per target). */
@@ -68,7 +70,8 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
             continue;
           }
           double load = t.fleetInFlight(nowNanos, LoadBalancer.REPORT_TTL_NANOS);
-          if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])) {
+          if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])
+              || (!lessLoaded(bestLoad, weights[best], load, weights[i]) && closerByRoundTrip(t, targets[best]))) {
             best = i;
             bestLoad = load;
           }

@@ -5,8 +5,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Two distinct weighted-random targets; the one with fewer in-flight calls per weight wins (counted
- * as {@link LeastConnectionsStrategy} counts them, with a fresh load report when there is one). With
- * two targets it always compares both.
+ * as {@link LeastConnectionsStrategy} counts them, with a fresh load report when there is one); at
+ * equal load the closer by {@link Target#roundTripNanos()} (unknown last). With two targets it always
+ * compares both.
  */
 final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
   @Override
@@ -53,7 +54,12 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
         if (okA && okB) {
           double loadA = ta.fleetInFlight(nowNanos, LoadBalancer.REPORT_TTL_NANOS);
           double loadB = tb.fleetInFlight(nowNanos, LoadBalancer.REPORT_TTL_NANOS);
-          return LeastConnectionsStrategy.lessLoaded(loadB, weights[b], loadA, weights[a]) ? tb : ta;
+          if (LeastConnectionsStrategy.lessLoaded(loadB, weights[b], loadA, weights[a])) {
+            return tb;
+          }
+          // Equal load: the closer by round-trip time (unknown last); a when both are as close.
+          return !LeastConnectionsStrategy.lessLoaded(loadA, weights[a], loadB, weights[b]) && closerByRoundTrip(tb, ta)
+              ? tb : ta;
         }
         if (okA) {
           return ta;

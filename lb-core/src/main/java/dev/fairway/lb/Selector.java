@@ -26,6 +26,17 @@ abstract class Selector {
     return false;
   }
 
+  /** The target's round-trip time for ranking by closeness: unknown ranks after every known one. */
+  static long roundTripRank(TrackedTarget t) {
+    long rtt = t.target.roundTripNanos();
+    return rtt < 0 ? Long.MAX_VALUE : rtt;
+  }
+
+  /** True if {@code a} is strictly closer than {@code b} by round-trip time (for breaking ties). */
+  static boolean closerByRoundTrip(TrackedTarget a, TrackedTarget b) {
+    return roundTripRank(a) < roundTripRank(b);
+  }
+
   static boolean excluded(TrackedTarget t, @Nullable Set<Target> exclude) {
     return exclude != null && exclude.contains(t.target);
   }
