@@ -63,7 +63,8 @@ class LabSmokeTest {
     System.out.println(stdout);
     List<String> lines = Files.readAllLines(dir.resolve("lab.csv"));
     assertThat(lines.get(0)).isEqualTo(
-        "scenario,strategy,users,throughput_rps,limit_rps,share_of_limit,mean_ms,p50_ms,p95_ms,p99_ms,errors,retries,per_backend,clients");
+        "scenario,strategy,users,throughput_rps,limit_rps,share_of_limit,mean_ms,p50_ms,p95_ms,p99_ms,errors,retries,per_backend,clients"
+        + ",in_zone_share,in_zone_before,in_zone_after,in_zone_swing,spill_s");
     csv = new ArrayList<>();
     for (String line : lines.subList(1, lines.size())) {
       csv.add(line.split(","));
@@ -72,13 +73,13 @@ class LabSmokeTest {
 
   @Test
   void csv_hasOneRowPerScenarioAndStrategy() {
-    assertThat(csv).hasSize(Scenario.values().length * LabOptions.ALL_STRATEGIES.size());
+    assertThat(csv).hasSize(Scenario.defaults().size() * LabOptions.ALL_STRATEGIES.size());
     Set<String> seen = new HashSet<>();
     for (String[] row : csv) {
       assertThat(row).hasSize(14);
       assertThat(seen.add(row[0] + "/" + row[1])).as("duplicate row %s/%s", row[0], row[1]).isTrue();
     }
-    for (Scenario s : Scenario.values()) {
+    for (Scenario s : Scenario.defaults()) {
       for (String strategy : LabOptions.ALL_STRATEGIES) {
         assertThat(seen).contains(s.id() + "/" + strategy);
       }
@@ -248,7 +249,7 @@ class LabSmokeTest {
 
   @Test
   void stdout_hasOneTablePerScenario() {
-    for (Scenario s : Scenario.values()) {
+    for (Scenario s : Scenario.defaults()) {
       assertThat(stdout).contains(s.id() + ": " + s.shape());
     }
     for (String strategy : LabOptions.ALL_STRATEGIES) {
@@ -263,7 +264,7 @@ class LabSmokeTest {
     // Self-contained: no scripts, nothing loaded from anywhere (the SVG namespace URI is only a name).
     assertThat(page).doesNotContain("<script").doesNotContain("src=").doesNotContain("href=")
         .doesNotContain("url(").doesNotContain("@import");
-    for (Scenario s : Scenario.values()) {
+    for (Scenario s : Scenario.defaults()) {
       Matcher m = Pattern.compile("<svg[^>]*class=\"chart throughput\" data-scenario=\"" + s.id()
           + "\"[^>]*>(.*?)</svg>", Pattern.DOTALL).matcher(page);
       assertThat(m.find()).as("throughput chart of %s", s.id()).isTrue();
