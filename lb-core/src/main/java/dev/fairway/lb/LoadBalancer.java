@@ -89,7 +89,8 @@ public final class LoadBalancer implements AutoCloseable {
     boolean zoneAware = !context.localZone.isEmpty() && !(builtin instanceof ConcurrencyLimitedStrategy);
     this.strategy = zoneAware ? new ZoneAwareInstance(builtin, context) : builtin.attach(context);
     this.snapshots = this::snapshot; // read later, by the metrics and by waiting callers
-    this.metrics = registry == null ? BalancerMetrics.NOOP : BalancerMetrics.micrometer(registry, service, snapshots, ticker);
+    this.metrics = registry == null ? BalancerMetrics.NOOP
+        : BalancerMetrics.micrometer(registry, service, snapshots, ticker, zoneAware);
     TargetHealth.Rules rules = new TargetHealth.Rules(slowStart, passive, b.activeHealth);
     this.updater = new BalancerUpdater(service, ticker, strategy,
         new SnapshotBuilder(b.panicThresholdOrDefault(), slowStart, zoneAware ? context.localZone : ""), rules,

@@ -293,4 +293,25 @@ class ZoneRoutingTest {
       assertThat(seq).as("seed " + seed).containsExactly("2", "2", "2", "2", "2");
     }
   }
+
+  // ------------------------------------------------------------------ the metric
+
+  @Test
+  void spillGauge_followsTheSnapshot_andExistsOnlyWithAZone() throws Exception {
+    io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+        new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+    MutableTargetSource source = new MutableTargetSource(fleet(0));
+    LoadBalancer lb = Fixtures.builder(ticker, 42).targets(source).strategy(Strategy.random()).localZone("a")
+        .meterRegistry(registry).build();
+    assertThat(registry.get("fairway.zone.spill").gauge().value()).isEqualTo(0.0);
+    source.set(fleet(1));
+    assertThat(registry.get("fairway.zone.spill").gauge().value()).isCloseTo(1.0 / 3, within(1e-12));
+    lb.close();
+    assertThat(registry.find("fairway.zone.spill").gauges()).isEmpty();
+
+    io.micrometer.core.instrument.simple.SimpleMeterRegistry plain =
+        new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+    Fixtures.builder(ticker, 42).targets(a(1), b(3)).meterRegistry(plain).build();
+    assertThat(plain.find("fairway.zone.spill").gauges()).isEmpty();
+  }
 }
