@@ -8,8 +8,8 @@ import java.util.Locale;
  * how far the share swings after it, and how soon zone b took its part of the calls.
  */
 final class ZoneShares {
-  /** Spans of this many series buckets smooth the swing (one bucket holds a few dozen calls). */
-  static final int SWING_BUCKETS = 3;
+  /** The time after the spill-over is cut into this many parts to see whether the share drifts or swings. */
+  static final int SWING_PARTS = 4;
 
   private ZoneShares() {}
 
@@ -37,8 +37,10 @@ final class ZoneShares {
   }
 
   /**
-   * The largest distance of zone a's share over any {@value #SWING_BUCKETS} buckets after the spill
-   * from its level {@link #after}: the settling check (the issue's target is within 5 points).
+   * The largest distance of zone a's share in any quarter of the time from the spill-over to the
+   * window's end from its level {@link #after}: the settling check (the issue's target: within 5
+   * points). Quarters, not single buckets: a bucket holds a few dozen calls, and the coin flips
+   * that split them would swing by more than that with no oscillation at all.
    */
   static double swing(RunResult r) {
     double level = after(r);
@@ -48,9 +50,11 @@ final class ZoneShares {
     }
     int from = Double.isNaN(spill) ? firstAfter(r)
         : (int) Math.ceil((r.faultAtSeconds + spill) / r.bucketSeconds);
+    int to = windowBuckets(r);
     double worst = 0;
-    for (int b = from; b + SWING_BUCKETS <= windowBuckets(r); b++) {
-      double s = share(r.seriesPerBackend, b, b + SWING_BUCKETS, false);
+    for (int q = 0; q < SWING_PARTS; q++) {
+      double s = share(r.seriesPerBackend, from + (to - from) * q / SWING_PARTS,
+          from + (to - from) * (q + 1) / SWING_PARTS, false);
       if (!Double.isNaN(s)) {
         worst = Math.max(worst, Math.abs(s - level));
       }
