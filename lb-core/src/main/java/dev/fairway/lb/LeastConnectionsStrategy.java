@@ -44,10 +44,13 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
     private final long[] weights;
     private final @Nullable WeightedSampler sampler; // null: few enough targets to scan them all
     private final RandomSource random;
+    /** Round-trip ranks for ties ({@link Selector#roundTripRanks}); null when none is known. */
+    private final long @Nullable [] roundTrip;
 
     LeastConnectionsSelector(TargetSnapshot snapshot, RandomSource random) {
       this.targets = snapshot.pickable;
       this.weights = snapshot.weights;
+      this.roundTrip = roundTripRanks(targets);
       this.sampler =
           targets.length > FULL_SCAN_LIMIT ? new WeightedSampler(snapshot.weights, snapshot.uniformWeights) : null;
       this.random = random;
@@ -71,7 +74,8 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
           }
           double load = t.fleetInFlight(nowNanos, LoadBalancer.REPORT_TTL_NANOS);
           if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])
-              || (!lessLoaded(bestLoad, weights[best], load, weights[i]) && closerByRoundTrip(t, targets[best]))) {
+              || (roundTrip != null && roundTrip[i] < roundTrip[best]
+                  && !lessLoaded(bestLoad, weights[best], load, weights[i]))) {
             best = i;
             bestLoad = load;
           }

@@ -30,9 +30,12 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
     private final long[] weights;
     private final WeightedSampler sampler;
     private final RandomSource random;
+    /** Round-trip ranks for ties ({@link Selector#roundTripRanks}); null when none is known. */
+    private final long @Nullable [] roundTrip;
 
     P2cSelector(TargetSnapshot snapshot, RandomSource random) {
       this.targets = snapshot.pickable;
+      this.roundTrip = roundTripRanks(targets);
       this.weights = snapshot.weights;
       this.sampler = new WeightedSampler(snapshot.weights, snapshot.uniformWeights);
       this.random = random;
@@ -58,8 +61,8 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
             return tb;
           }
           // Equal load: the closer by round-trip time (unknown last); a when both are as close.
-          return !LeastConnectionsStrategy.lessLoaded(loadA, weights[a], loadB, weights[b]) && closerByRoundTrip(tb, ta)
-              ? tb : ta;
+          return roundTrip != null && roundTrip[b] < roundTrip[a]
+              && !LeastConnectionsStrategy.lessLoaded(loadA, weights[a], loadB, weights[b]) ? tb : ta;
         }
         if (okA) {
           return ta;

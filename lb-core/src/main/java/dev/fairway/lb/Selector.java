@@ -32,9 +32,18 @@ abstract class Selector {
     return rtt < 0 ? Long.MAX_VALUE : rtt;
   }
 
-  /** True if {@code a} is strictly closer than {@code b} by round-trip time (for breaking ties). */
-  static boolean closerByRoundTrip(TrackedTarget a, TrackedTarget b) {
-    return roundTripRank(a) < roundTripRank(b);
+  /**
+   * Each target's {@link #roundTripRank}, for breaking ties by closeness, or null when no target's
+   * round-trip time is known: then there is nothing to break ties by, and the pick path skips it.
+   */
+  static long @Nullable [] roundTripRanks(TrackedTarget[] targets) {
+    long[] ranks = new long[targets.length];
+    boolean known = false;
+    for (int i = 0; i < targets.length; i++) {
+      ranks[i] = roundTripRank(targets[i]);
+      known |= ranks[i] != Long.MAX_VALUE;
+    }
+    return known ? ranks : null;
   }
 
   static boolean excluded(TrackedTarget t, @Nullable Set<Target> exclude) {
