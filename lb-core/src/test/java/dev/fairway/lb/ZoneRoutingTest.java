@@ -314,4 +314,29 @@ class ZoneRoutingTest {
     Fixtures.builder(ticker, 42).targets(a(1), b(3)).meterRegistry(plain).build();
     assertThat(plain.find("fairway.zone.spill").gauges()).isEmpty();
   }
+
+  // ------------------------------------------------------------------ regressions
+
+  /**
+   * Found by ConcurrencyTest under churn with a zone: a zone side of one target, a key whose entry
+   * on it went stale (a failure), and a newer snapshot clearing the target's pickable flag while the
+   * old selector was still in use: key affinity refused its only target, so a pick with nothing
+   * excluded failed with "all 2 available targets are excluded".
+   */
+  @Test
+  void keyAffinity_onlyTargetOfItsSide_staleKey_newerSnapshotClearedItsFlag_isStillChosen() throws Exception {
+    LoadBalancer lb = Fixtures.builder(ticker, 42).targets(a(1), b(3)).strategy(Strategy.keyAffinity())
+        .passiveHealth(PassiveHealth.disabled()).localZone("a").build();
+    Pick first = lb.pick("k");
+    assertThat(name(first.target())).isEqualTo("1");
+    first.failure(new java.io.IOException("reset")); // the key's entry is stale now
+    Selector inUse = lb.snapshot().selector;
+    TrackedTarget one = ((PickHandle) first).tracked();
+    one.pickable = false; // what a newer snapshot without it writes while this one is still read
+    try {
+      assertThat(inUse.select("k", null, ticker.read())).isSameAs(one);
+    } finally {
+      one.pickable = true;
+    }
+  }
 }
