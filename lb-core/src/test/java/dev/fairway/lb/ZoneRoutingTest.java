@@ -177,6 +177,27 @@ class ZoneRoutingTest {
     assertThat(held).containsExactly("1", "2", "1", "2", "4", "4", "3", "3", "2", "1", "4", "3");
   }
 
+  @Test
+  void capacityIsWeight_aHeavyLocalTargetLost_keepsLocalHealthOverOverallHealth() throws Exception {
+    // zone a: weights 3 + 1 (3 lost) -> 1/4 healthy; overall 5/8 healthy: a keeps (1/4) / (5/8) = 0.4.
+    LoadBalancer lb = zoned(Strategy.weightedRoundRobin(), new MutableTargetSource(List.of(
+        a(1).withWeight(3).withHealthy(false), a(2).withWeight(1), b(3).withWeight(2), b(4).withWeight(2))));
+    assertThat(localShare(lb)).isCloseTo(0.4, within(1e-12));
+    Map<String, Integer> c = counts(sequence(lb, 1000));
+    assertThat(c).containsOnlyKeys("2", "3", "4").containsEntry("2", 416).containsEntry("3", 292)
+        .containsEntry("4", 292);
+  }
+
+  @Test
+  void slowStart_aWarmingLocalTargetCountsForItsWarmingWeight() throws Exception {
+    MutableTargetSource source = new MutableTargetSource(List.of(a(1), b(3), b(4)));
+    LoadBalancer lb = Fixtures.builder(ticker, 42).targets(source).strategy(Strategy.roundRobin()).localZone("a")
+        .slowStart(java.time.Duration.ofSeconds(10)).build();
+    assertThat(localShare(lb)).as("a: 1 of 1 healthy, like the fleet").isEqualTo(1.0);
+    source.add(a(2)); // joins warming at 10% of its weight: a holds 110 of 200, the fleet 310 of 400
+    assertThat(localShare(lb)).isCloseTo((110.0 / 200) / (310.0 / 400), within(1e-12));
+  }
+
   // ------------------------------------------------------------------ loss and recovery
 
   @Test
