@@ -27,6 +27,30 @@ final class FairwayState {
   }
 
   /**
+   * A zone-aware balancer: the first half of the targets in zone "a" (the local one), the rest in
+   * "b". With {@code spill}, every other target of zone a is reported unhealthy by the source, so
+   * zone a keeps (1/2) / (3/4) = 2/3 of the calls and every pick takes the spill draw.
+   */
+  static LoadBalancer zonedBalancer(String strategy, int targets, boolean spill) {
+    java.util.List<Target> list = new java.util.ArrayList<>(Fixtures.targets(targets));
+    for (int i = 0; i < list.size(); i++) {
+      boolean local = i < list.size() / 2;
+      Target t = list.get(i).withZone(local ? "a" : "b");
+      list.set(i, spill && local && i % 2 == 1 ? t.withHealthy(false) : t);
+    }
+    LoadBalancer lb =
+        LoadBalancer.builder("bench")
+            .targets(list.toArray(new Target[0]))
+            .strategy(Strategy.named(strategy))
+            .passiveHealth(PassiveHealth.disabled())
+            .panicThreshold(0)
+            .localZone("a")
+            .build();
+    warm(lb, strategy);
+    return lb;
+  }
+
+  /**
    * Gives every target a latency sample (least response time and concurrency-limited score them)
    * and places every key of the universe (so key affinity measures cache hits).
    */

@@ -44,6 +44,31 @@ class BenchmarksSmokeTest {
   }
 
   @Test
+  void zonePickBenchmark_runsThroughJmh_andItsSpillCaseReallySpills() throws Exception {
+    Options options = new OptionsBuilder()
+        .parent(tiny(ZonePickBenchmark.class.getName() + "\\.pick$"))
+        .param("strategy", "round-robin", "consistent-hash")
+        .param("targets", "4")
+        .param("zone", "spill")
+        .build();
+    Collection<RunResult> results = new Runner(options).run();
+    assertThat(results).hasSize(2);
+    assertThat(results).allSatisfy(r -> assertThat(r.getPrimaryResult().getScore()).isPositive());
+    try (dev.fairway.lb.LoadBalancer lb = FairwayState.zonedBalancer("random", 4, true)) {
+      java.util.Set<String> zones = new java.util.HashSet<>();
+      for (int i = 0; i < 100; i++) {
+        zones.add(FairwayState.pickAndRelease(lb, null).zone());
+      }
+      assertThat(zones).containsExactlyInAnyOrder("a", "b");
+    }
+    try (dev.fairway.lb.LoadBalancer lb = FairwayState.zonedBalancer("random", 4, false)) {
+      for (int i = 0; i < 100; i++) {
+        assertThat(FairwayState.pickAndRelease(lb, null).zone()).isEqualTo("a");
+      }
+    }
+  }
+
+  @Test
   void peerAndRebuildBenchmarks_runThroughJmh() throws Exception {
     Options options = new OptionsBuilder()
         .parent(tiny(PeerBenchmark.class.getName() + "\\.pick$|" + RebuildBenchmark.class.getName()))

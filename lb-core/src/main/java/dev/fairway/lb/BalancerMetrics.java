@@ -38,13 +38,21 @@ class BalancerMetrics {
 
   static BalancerMetrics micrometer(MeterRegistry registry, String service, Supplier<TargetSnapshot> snapshot,
       LongSupplier ticker) {
-    return new MicrometerMetrics(registry, service, snapshot, ticker);
+    return new MicrometerMetrics(registry, service, snapshot, ticker, false);
+  }
+
+  /** As {@link #micrometer(MeterRegistry, String, Supplier, LongSupplier)}, with {@code fairway.zone.spill} when {@code zoneAware}. */
+  static BalancerMetrics micrometer(MeterRegistry registry, String service, Supplier<TargetSnapshot> snapshot,
+      LongSupplier ticker, boolean zoneAware) {
+    return new MicrometerMetrics(registry, service, snapshot, ticker, zoneAware);
   }
 
   /**
    * {@code fairway.targets{service,balancer,state}}, {@code fairway.ejections{service,balancer,target}},
    * {@code fairway.affinity.invalidations{service,balancer}}, {@code fairway.panic{service,balancer}},
-   * {@code fairway.inflight{service,balancer,target}}. The {@code balancer} tag (a number unique in
+   * {@code fairway.inflight{service,balancer,target}}, and with zone-aware routing
+   * {@code fairway.zone.spill{service,balancer}} (the share of calls the current snapshot sends out
+   * of the local zone, 0..1; read from the snapshot, so it costs the pick path nothing). The {@code balancer} tag (a number unique in
    * the process) keeps two balancers of one service apart: each has its own meters, and closing
    * one removes only its own. Per-target meters are removed when the target leaves, so tag
    * cardinality follows the live list. Nothing is registered before {@link #start}.
@@ -64,8 +72,11 @@ class BalancerMetrics {
     private volatile @Nullable Counter invalidations;
     private volatile @Nullable Counter panic;
     private volatile boolean started;
+    private final boolean zoneAware;
 
-    MicrometerMetrics(MeterRegistry registry, String service, Supplier<TargetSnapshot> snapshot, LongSupplier ticker) {
+    MicrometerMetrics(MeterRegistry registry, String service, Supplier<TargetSnapshot> snapshot, LongSupplier ticker,
+        boolean zoneAware) {
+      this.zoneAware = zoneAware;
       this.registry = registry;
       this.service = service;
       this.snapshot = snapshot;
@@ -97,6 +108,14 @@ class BalancerMetrics {
               .register(registry);
       shared.add(invalidations);
       shared.add(panic);
+      if (zoneAware) {
+        shared.add(
+            Gauge.builder("fairway.zone.spill", this, m -> 1.0 - ZoneAwareInstance.localShare(m.snapshot.get()))
+                .description("Share of calls sent out of the local zone by the current snapshot")
+                .tag("service", service)
+                .tag("balancer", balancer)
+                .register(registry));
+      }
       started = true;
       for (TrackedTarget t : members) {
         targetAdded(t);

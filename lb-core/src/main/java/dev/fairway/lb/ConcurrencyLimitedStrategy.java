@@ -9,8 +9,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * fly.io-proxy semantics. Below its soft limit a target is chosen by closeness: same zone as the
- * balancer's {@code localZone} first, then lower latency average, at random among equals (the scan
- * starts at a random position). When every target is at or above soft, the least loaded one below
+ * balancer's {@code localZone} first, then lower {@link Target#roundTripNanos()} (unknown last: the
+ * fly proxy ranks by measured round-trip time), then lower latency average, at random among equals
+ * (the scan starts at a random position). When every target is at or above soft, the least loaded one below
  * its hard limit is chosen. The in-flight increment is a compare-and-set bounded by the hard limit,
  * so the hard limit holds under any concurrency. Above 16 targets the rules are applied to a random
  * sample (local zone first), falling back to a full scan only when the sample has no slot. When
@@ -203,6 +204,8 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
   final class LimitedSelector extends Selector {
     private final TrackedTarget[] targets;
     private final int[] zoneRank;
+    /** Each target's {@link Target#roundTripNanos()}, Long.MAX_VALUE when unknown (ranks last). */
+    private final long[] roundTrip;
     /** Indices of the targets in the local zone (all of them when no zone is set). */
     private final int[] local;
     private final RandomSource random;
@@ -212,8 +215,10 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
       this.queue = queue;
       this.targets = snapshot.pickable;
       this.zoneRank = new int[targets.length];
+      this.roundTrip = new long[targets.length];
       for (int i = 0; i < targets.length; i++) {
         zoneRank[i] = context.localZone.isEmpty() || context.localZone.equals(targets[i].target.zone()) ? 0 : 1;
+        roundTrip[i] = Selector.roundTripRank(targets[i]);
       }
       this.local = java.util.stream.IntStream.range(0, targets.length).filter(i -> zoneRank[i] == 0).toArray();
       this.random = context.random;
@@ -310,9 +315,13 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
       return chosen >= 0 && targets[chosen].tryAcquire(hardLimit) ? targets[chosen] : null;
     }
 
+    /** Closeness: the local zone first, then the lower round-trip time (unknown last), then latency. */
     private boolean closer(int a, int b) {
       if (zoneRank[a] != zoneRank[b]) {
         return zoneRank[a] < zoneRank[b];
+      }
+      if (roundTrip[a] != roundTrip[b]) {
+        return roundTrip[a] < roundTrip[b];
       }
       return targets[a].ewmaNanos < targets[b].ewmaNanos;
     }

@@ -90,15 +90,21 @@ final class KeyAffinityStrategy extends BuiltinStrategy {
         h = Murmur3.fmix64(h + 0x9E3779B97F4A7C15L);
         idx = Murmur3.jump(h, n);
       }
+      boolean avoidIsHere = false;
       for (int k = 0; k < n; k++) {
         int i = idx + k;
         TrackedTarget t = targets[i >= n ? i - n : i];
-        if (t != avoid && !excluded(t, exclude)) {
+        if (t == avoid) {
+          avoidIsHere = true;
+        } else if (!excluded(t, exclude)) {
           return t;
         }
       }
-      // Only the target to avoid is left: better it than nothing.
-      return avoid != null && avoid.pickable && !excluded(avoid, exclude) ? avoid : null;
+      // Only the target to avoid is left: better it than nothing. If it is one of this snapshot's
+      // targets it may be chosen as any of them may, even if a newer snapshot (published while this
+      // one is in use) has already cleared its pickable flag; with one target per zone side that
+      // race is common, and refusing would fail a call that had a target.
+      return avoid != null && (avoidIsHere || avoid.pickable) && !excluded(avoid, exclude) ? avoid : null;
     }
   }
 }

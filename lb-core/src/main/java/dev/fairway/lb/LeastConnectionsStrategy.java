@@ -10,7 +10,9 @@ import org.jspecify.annotations.Nullable;
  * in a fleet of many clients each balancer holds one or two calls per target, too few to tell
  * targets apart, and the report is what makes least connections work there. Up to {@value #FULL_SCAN_LIMIT} targets every one is
  * compared, starting at a random position so that ties do not favour the first target; above that a
- * weighted sample of {@value #SAMPLES} is compared, which keeps a pick O(1).
+ * weighted sample of {@value #SAMPLES} is compared, which keeps a pick O(1). Among equally loaded
+ * targets the closer one by {@link Target#roundTripNanos()} wins (unknown last), and among equally
+ * close ones the first from the random start.
  */
 final class LeastConnectionsStrategy extends BuiltinStrategy {
   /** Beyond 16 a full scan costs more than the pick itself (one cache line per target). */
@@ -42,10 +44,13 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
     private final long[] weights;
     private final @Nullable WeightedSampler sampler; // null: few enough targets to scan them all
     private final RandomSource random;
+    /** Round-trip ranks for ties ({@link Selector#roundTripRanks}); null when none is known. */
+    private final long @Nullable [] roundTrip;
 
     LeastConnectionsSelector(TargetSnapshot snapshot, RandomSource random) {
       this.targets = snapshot.pickable;
       this.weights = snapshot.weights;
+      this.roundTrip = roundTripRanks(targets);
       this.sampler =
           targets.length > FULL_SCAN_LIMIT ? new WeightedSampler(snapshot.weights, snapshot.uniformWeights) : null;
       this.random = random;
@@ -68,7 +73,9 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
             continue;
           }
           double load = t.fleetInFlight(nowNanos, LoadBalancer.REPORT_TTL_NANOS);
-          if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])) {
+          if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])
+              || (roundTrip != null && roundTrip[i] < roundTrip[best]
+                  && !lessLoaded(bestLoad, weights[best], load, weights[i]))) {
             best = i;
             bestLoad = load;
           }

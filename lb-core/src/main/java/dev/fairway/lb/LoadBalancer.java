@@ -82,12 +82,19 @@ public final class LoadBalancer implements AutoCloseable {
     SlowStart slowStart = new SlowStart(b.slowStartOrDefault().toNanos());
     BalancerContext context = new BalancerContext(service, b.random, ticker, b.localZoneOrDefault(),
         b.latencyDecay.toNanos());
-    this.strategy = ((BuiltinStrategy) strategyDescription).attach(context);
+    BuiltinStrategy builtin = (BuiltinStrategy) strategyDescription;
+    // Zone-aware routing wraps the strategy only when there is a zone to prefer: without one the
+    // balancer is exactly the strategy, with no extra step on the pick path. Concurrency-limited
+    // ranks by closeness itself (see ZoneAwareInstance).
+    boolean zoneAware = !context.localZone.isEmpty() && !(builtin instanceof ConcurrencyLimitedStrategy);
+    this.strategy = zoneAware ? new ZoneAwareInstance(builtin, context) : builtin.attach(context);
     this.snapshots = this::snapshot; // read later, by the metrics and by waiting callers
-    this.metrics = registry == null ? BalancerMetrics.NOOP : BalancerMetrics.micrometer(registry, service, snapshots, ticker);
+    this.metrics = registry == null ? BalancerMetrics.NOOP
+        : BalancerMetrics.micrometer(registry, service, snapshots, ticker, zoneAware);
     TargetHealth.Rules rules = new TargetHealth.Rules(slowStart, passive, b.activeHealth);
     this.updater = new BalancerUpdater(service, ticker, strategy,
-        new SnapshotBuilder(b.panicThresholdOrDefault(), slowStart), rules, passive, metrics);
+        new SnapshotBuilder(b.panicThresholdOrDefault(), slowStart, zoneAware ? context.localZone : ""), rules,
+        passive, metrics);
     EjectionPolicy policy = new EjectionPolicy(service, passive, updater::members, updater);
     this.completions = new Completions(context, strategy, policy, metrics);
     // The first log call initialises the logging backend (tens of ms): do it now, not mid-ejection.
@@ -352,7 +359,29 @@ public final class LoadBalancer implements AutoCloseable {
       return this;
     }
 
-    /** The caller's zone, for closeness in {@link Strategy#concurrencyLimited}. Default {@code ""}. */
+    /**
+     * The caller's zone: turns on zone-aware routing, for every strategy. Default {@code ""}: off,
+     * and then a balancer behaves, and costs, exactly as without zones.
+     *
+     * <p>With a zone, the strategy runs over the targets whose {@link Target#zone()} equals it while
+     * that zone is at least as healthy (healthy weight over configured weight) as the whole set of
+     * targets. When it is less healthy, it keeps that ratio of calls, {@code min(1, local health /
+     * overall health)}, and the rest spill to the other zones, where the same strategy chooses among
+     * their targets together. This assumes the callers are spread over the zones like the targets'
+     * weights (a balancer cannot see its fleet; deployments size each zone for its callers); under
+     * that assumption every live target ends up with the same load. A loss spills at the rebuild
+     * that sees it; a recovery brings calls back by at most 10% of them per second, after a second
+     * of calm, so a target just back from ejection is not flooded. {@link Strategy#keyAffinity()} and
+     * {@link Strategy#consistentHash()} keep a key's home in the local zone (its own table or ring
+     * over the local targets) and decide which keys spill by the key's hash, so a key stays on one
+     * side. Below the {@linkplain #panicThreshold panic threshold} overall, picks go to every target
+     * with no zone preference. {@link Strategy#concurrencyLimited} does not split: it prefers the
+     * local zone, then the lowest {@link Target#roundTripNanos()}, under its soft limit, and spills
+     * when the local targets reach it. Everything is decided when the snapshot is rebuilt; a pick
+     * adds one random draw at most, and none while every call stays local.
+     *
+     * @param zone a zone name, or {@code ""} for none
+     */
     public Builder localZone(String zone) {
       requireUnset("localZone", this.localZone);
       requireArgument(zone != null, "localZone", null, "a zone name, or \"\" for none");

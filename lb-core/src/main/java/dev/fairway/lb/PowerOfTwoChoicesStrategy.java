@@ -5,8 +5,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Two distinct weighted-random targets; the one with fewer in-flight calls per weight wins (counted
- * as {@link LeastConnectionsStrategy} counts them, with a fresh load report when there is one). With
- * two targets it always compares both.
+ * as {@link LeastConnectionsStrategy} counts them, with a fresh load report when there is one); at
+ * equal load the closer by {@link Target#roundTripNanos()} (unknown last). With two targets it always
+ * compares both.
  */
 final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
   @Override
@@ -29,9 +30,12 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
     private final long[] weights;
     private final WeightedSampler sampler;
     private final RandomSource random;
+    /** Round-trip ranks for ties ({@link Selector#roundTripRanks}); null when none is known. */
+    private final long @Nullable [] roundTrip;
 
     P2cSelector(TargetSnapshot snapshot, RandomSource random) {
       this.targets = snapshot.pickable;
+      this.roundTrip = roundTripRanks(targets);
       this.weights = snapshot.weights;
       this.sampler = new WeightedSampler(snapshot.weights, snapshot.uniformWeights);
       this.random = random;
@@ -53,7 +57,12 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
         if (okA && okB) {
           double loadA = ta.fleetInFlight(nowNanos, LoadBalancer.REPORT_TTL_NANOS);
           double loadB = tb.fleetInFlight(nowNanos, LoadBalancer.REPORT_TTL_NANOS);
-          return LeastConnectionsStrategy.lessLoaded(loadB, weights[b], loadA, weights[a]) ? tb : ta;
+          if (LeastConnectionsStrategy.lessLoaded(loadB, weights[b], loadA, weights[a])) {
+            return tb;
+          }
+          // Equal load: the closer by round-trip time (unknown last); a when both are as close.
+          return roundTrip != null && roundTrip[b] < roundTrip[a]
+              && !LeastConnectionsStrategy.lessLoaded(loadA, weights[a], loadB, weights[b]) ? tb : ta;
         }
         if (okA) {
           return ta;

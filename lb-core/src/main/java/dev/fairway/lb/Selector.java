@@ -26,6 +26,26 @@ abstract class Selector {
     return false;
   }
 
+  /** The target's round-trip time for ranking by closeness: unknown ranks after every known one. */
+  static long roundTripRank(TrackedTarget t) {
+    long rtt = t.target.roundTripNanos();
+    return rtt < 0 ? Long.MAX_VALUE : rtt;
+  }
+
+  /**
+   * Each target's {@link #roundTripRank}, for breaking ties by closeness, or null when no target's
+   * round-trip time is known: then there is nothing to break ties by, and the pick path skips it.
+   */
+  static long @Nullable [] roundTripRanks(TrackedTarget[] targets) {
+    long[] ranks = new long[targets.length];
+    boolean known = false;
+    for (int i = 0; i < targets.length; i++) {
+      ranks[i] = roundTripRank(targets[i]);
+      known |= ranks[i] != Long.MAX_VALUE;
+    }
+    return known ? ranks : null;
+  }
+
   static boolean excluded(TrackedTarget t, @Nullable Set<Target> exclude) {
     return exclude != null && exclude.contains(t.target);
   }

@@ -73,7 +73,8 @@ public sealed interface Strategy permits BuiltinStrategy {
 
   /**
    * fly.io-proxy style concurrency limits: the closest target under its soft limit (same
-   * {@linkplain LoadBalancer.Builder#localZone zone} first, then lower latency), else the least
+   * {@linkplain LoadBalancer.Builder#localZone zone} first, then lower {@link Target#roundTripNanos()
+   * round-trip time} (unknown last), then lower latency), else the least
    * loaded one under its hard limit, else wait up to 1 s in a FIFO queue for a slot and then fail
    * with {@link NoTargetAvailableException}.
    *

@@ -27,6 +27,11 @@ final class TargetSnapshot {
   final long reviewAtNanos;
   /** Why nothing is pickable, for the exception message; empty when something is. */
   final String unavailableReason;
+  /**
+   * How picks divide between the local zone and the others; null without a local zone, in panic
+   * mode, or when every member is in one zone (then picks run over {@link #pickable} as they are).
+   */
+  final @Nullable ZoneSplit zoneSplit;
   /** Null exactly when nothing is pickable. */
   final @Nullable Selector selector;
 
@@ -40,6 +45,7 @@ final class TargetSnapshot {
       int trialTargets,
       long reviewAtNanos,
       String unavailableReason,
+      @Nullable ZoneSplit zoneSplit,
       StrategyInstance strategy,
       @Nullable Selector previous) {
     this.membershipVersion = membershipVersion;
@@ -52,6 +58,7 @@ final class TargetSnapshot {
     this.trialTargets = trialTargets;
     this.reviewAtNanos = reviewAtNanos;
     this.unavailableReason = unavailableReason;
+    this.zoneSplit = zoneSplit;
     // Last: the selector reads the fields above.
     this.selector = pickable.length == 0 ? null : strategy.selectorFor(this, previous);
   }

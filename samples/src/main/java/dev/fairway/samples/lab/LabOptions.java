@@ -11,7 +11,7 @@ import java.util.Set;
 
 /**
  * The lab's command line (DESIGN.md, "The scenario lab"):
- * {@code lab [--scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|all]
+ * {@code lab [--scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|all]
  * [--strategies all|NAME,NAME...] [--duration 30s] [--time-scale 1.0] [--workers 8] [--users N]
  * [--clients K] [--load-reports] [--csv FILE] [--report FILE.html] [--max-attempts N]}.
  *
@@ -131,6 +131,7 @@ public final class LabOptions {
         "\n",
         "usage: java -jar fairway-samples.jar lab [options]",
         "  --scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|all   (default all)",
+        "                       or zones (zone-aware routing), which runs only when named",
         "  --strategies all|NAME,NAME...   NAME is a Strategy.name(): " + String.join(", ", ALL_STRATEGIES),
         "  --duration 30s       measured window per run, after warm-up (units ms, s, m; default 30s)",
         "  --time-scale 1.0     multiplies every service time (0.1 turns 50 ms into 5 ms; default 1.0)",
@@ -270,7 +271,7 @@ public final class LabOptions {
 
   /** Builds options in code (tests); every setter validates. */
   public static final class Builder {
-    private List<Scenario> scenarios = List.of(Scenario.values());
+    private List<Scenario> scenarios = Scenario.defaults();
     private List<String> strategies = ALL_STRATEGIES;
     private Duration duration;
     private Double timeScale;
@@ -284,7 +285,7 @@ public final class LabOptions {
 
     public Builder scenarios(String list) {
       if (list.equals("all")) {
-        scenarios = List.of(Scenario.values());
+        scenarios = Scenario.defaults();
         return this;
       }
       Set<Scenario> chosen = new LinkedHashSet<>();

@@ -11,7 +11,8 @@ import java.util.Locale;
 /** The lab's text outputs: one table per scenario for people, and the CSV for tools. */
 final class ResultTables {
   static final String CSV_HEADER =
-      "scenario,strategy,users,throughput_rps,limit_rps,share_of_limit,mean_ms,p50_ms,p95_ms,p99_ms,errors,retries,per_backend,clients";
+      "scenario,strategy,users,throughput_rps,limit_rps,share_of_limit,mean_ms,p50_ms,p95_ms,p99_ms,errors,retries,per_backend,clients"
+          + ",in_zone_share,in_zone_before,in_zone_after,in_zone_swing,spill_s";
 
   private ResultTables() {}
 
@@ -46,6 +47,11 @@ final class ResultTables {
       for (RunResult r : rows) {
         out.append(String.format(Locale.ROOT, "  %-21s backend-2 answers 503 from %.2f s; %s%n", r.strategy,
             r.faultAtSeconds, failing(r, options)));
+      }
+    }
+    if (scenario == Scenario.ZONES) {
+      for (RunResult r : rows) {
+        out.append(ZoneShares.line(r, options.timeScale()));
       }
     }
     if (scenario.killsBackend()) {
@@ -107,7 +113,7 @@ final class ResultTables {
   static String csvRow(RunResult r) {
     return String.format(Locale.ROOT, "%s,%s,%d,%.1f,%.1f,%.3f,%.1f,%.1f,%.1f,%.1f,%d,%d,%s,%d",
         r.scenario.id(), r.strategy, r.users, r.throughputRps(), r.limitRps, r.shareOfLimit(), r.meanMs, r.p50Ms,
-        r.p95Ms, r.p99Ms, r.errors, r.retries, perBackend(r), r.clients);
+        r.p95Ms, r.p99Ms, r.errors, r.retries, perBackend(r), r.clients) + ZoneShares.csvColumns(r);
   }
 
   static void writeCsv(Path file, List<RunResult> results) throws IOException {

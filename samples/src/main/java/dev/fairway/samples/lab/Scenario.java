@@ -33,7 +33,24 @@ public enum Scenario {
    * 100 users over 10 clients; from one third of the window on, backend-2 answers every request
    * with 503 at once: the "black hole" that attracts strategies that prefer the least loaded target.
    */
-  FASTFAIL(100, 10, "100 users over 10 clients, backend-2 answers 503 at once from 1/3");
+  FASTFAIL(100, 10, "100 users over 10 clients, backend-2 answers 503 at once from 1/3"),
+  /**
+   * Zone-aware routing: backends 1 and 2 in zone "a", the caller's ({@code localZone("a")}), 3 and 4
+   * in zone "b", all four with the same service time ({@link #ZONE_SERVICE}); the caller waits
+   * {@link #CROSS_ZONE_PENALTY} more for every call to zone b (a network interceptor on the client
+   * side, so it costs the caller's time and not the backend's workers, as a cross-zone hop does).
+   * 12 users, fewer than zone a's 16 workers: capacity to spare. Backend-1 is killed at one third
+   * and stays dead: zone a has lost half its capacity. Not in the default run ({@code --scenario
+   * zones}): it is about one feature, and the default run stays near four minutes.
+   */
+  ZONES(12, 1, "12 users in zone a; backends 1,2 in a, 3,4 in b (+25 ms); backend-1 killed at 1/3");
+
+  /** Service time of every backend in {@link #ZONES}, at time scale 1. */
+  static final java.time.Duration ZONE_SERVICE = java.time.Duration.ofMillis(100);
+  /** What a call to zone b costs the caller on top, in {@link #ZONES}, at time scale 1. */
+  static final java.time.Duration CROSS_ZONE_PENALTY = java.time.Duration.ofMillis(25);
+  /** Backends (0-based) in zone "a", the caller's, in {@link #ZONES}; the others are in "b". */
+  static final int ZONE_A_BACKENDS = 2;
 
   /** How much slower backend-1 gets in {@link #SLOWDOWN}. */
   static final int SLOWDOWN_FACTOR = 10;
@@ -75,7 +92,12 @@ public enum Scenario {
   }
 
   boolean killsBackend() {
-    return this == FAILURE || this == RECOVERY;
+    return this == FAILURE || this == RECOVERY || this == ZONES;
+  }
+
+  /** The scenarios a run with no {@code --scenario} (or {@code all}) covers: every one but {@link #ZONES}. */
+  static java.util.List<Scenario> defaults() {
+    return java.util.Arrays.stream(values()).filter(s -> s != ZONES).toList();
   }
 
   /** Whether something happens to a backend during the window (kill, slowdown, fast failure). */
@@ -120,6 +142,7 @@ public enum Scenario {
   boolean backendOneUp(double fraction) {
     switch (this) {
       case FAILURE:
+      case ZONES:
         return fraction < 1.0 / 3;
       case RECOVERY:
         return fraction < 1.0 / 3 || fraction >= 2.0 / 3;
@@ -135,6 +158,6 @@ public enum Scenario {
         return s;
       }
     }
-    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail or all)");
+    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail, zones or all)");
   }
 }

@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -89,6 +90,8 @@ final class ScenarioRun {
   private final LabOptions options;
   private final Scenario scenario;
   private final String strategy;
+  /** Zones: the ports of zone b's backends, where every call pays the cross-zone penalty. */
+  private final Set<Integer> crossZonePorts = ConcurrentHashMap.newKeySet();
 
   ScenarioRun(LabOptions options, Scenario scenario, String strategy) {
     this.options = options;
@@ -101,7 +104,7 @@ final class ScenarioRun {
   }
 
   RunResult run(Ticker ticker) throws IOException, InterruptedException {
-    double[] serviceSeconds = options.serviceSeconds();
+    double[] serviceSeconds = scenario == Scenario.ZONES ? zoneServiceSeconds() : options.serviceSeconds();
     int users = options.users(scenario);
     long windowNanos = options.duration().toNanos();
     long bucketNanos = windowNanos / WINDOW_BUCKETS;
@@ -121,6 +124,11 @@ final class ScenarioRun {
         backends[i] =
             new Backend(i + 1, (long) (serviceSeconds[i] * 1e9), options.workers(), options.loadReports()).start();
         resources.add(backends[i]);
+      }
+      if (scenario == Scenario.ZONES) {
+        for (int i = Scenario.ZONE_A_BACKENDS; i < backends.length; i++) {
+          crossZonePorts.add(backends[i].port());
+        }
       }
       // One prober for all balancers: it stands for the health checks, not for a caller. Its pool
       // keeps a connection for every probe that can be out at once (each balancer probes the four
@@ -233,7 +241,9 @@ final class ScenarioRun {
         perBackend[i] = pool.perBackend[i].sum();
         completed += perBackend[i];
       }
-      double limit = Limit.averagedRps(scenario, users, options.workers(), serviceSeconds);
+      double limit = scenario == Scenario.ZONES
+          ? Limit.averagedZonesRps(users, options.workers(), serviceSeconds[0], crossZonePenaltyNanos() / 1e9)
+          : Limit.averagedRps(scenario, users, options.workers(), serviceSeconds);
       return new RunResult(scenario, strategy, users, clientCount, windowNanos / 1e9, completed, limit,
           h.getTotalCount() == 0 ? 0 : h.getMean() / 1000.0,
           h.getValueAtPercentile(50) / 1000.0,
@@ -260,6 +270,10 @@ final class ScenarioRun {
           Target.of("127.0.0.1", backends[i].port())
               .withMetadata(Map.of(ADMIN_PORT, Integer.toString(backends[i].adminPort())));
       targets[i] = strategy.equals("weighted-round-robin") ? t.withWeight(WRR_WEIGHTS[i]) : t;
+      if (scenario == Scenario.ZONES) {
+        // Equal backends in two zones: the weights would only blur what the zones do.
+        targets[i] = t.withZone(i < Scenario.ZONE_A_BACKENDS ? "a" : "b");
+      }
     }
     Strategy s =
         strategy.equals("concurrency-limited")
@@ -272,7 +286,11 @@ final class ScenarioRun {
         return r.isSuccessful();
       }
     };
-    return LoadBalancer.builder(SERVICE)
+    LoadBalancer.Builder builder = LoadBalancer.builder(SERVICE);
+    if (scenario == Scenario.ZONES) {
+      builder.localZone("a");
+    }
+    return builder
         .targets(targets)
         .strategy(s)
         .passiveHealth(passiveHealth())
@@ -307,7 +325,17 @@ final class ScenarioRun {
     if (usesKeys(strategy)) {
       interceptor.affinityKey(AffinityKey.header(USER_HEADER));
     }
-    return BASE_CLIENT.newBuilder()
+    OkHttpClient.Builder builder = BASE_CLIENT.newBuilder();
+    if (scenario == Scenario.ZONES) {
+      long penalty = crossZonePenaltyNanos();
+      builder.addNetworkInterceptor(chain -> {
+        if (crossZonePorts.contains(chain.request().url().port())) {
+          crossZoneHop(penalty);
+        }
+        return chain.proceed(chain.request());
+      });
+    }
+    return builder
         .dispatcher(dispatcher)
         .connectionPool(new ConnectionPool(users + 64, 1, TimeUnit.MINUTES))
         .addInterceptor(interceptor.build())
@@ -358,6 +386,29 @@ final class ScenarioRun {
       }
     }
     return Math.round(sum);
+  }
+
+  /** Every backend at {@link Scenario#ZONE_SERVICE}, scaled. */
+  private double[] zoneServiceSeconds() {
+    double[] s = new double[4];
+    java.util.Arrays.fill(s, options.scaled(Scenario.ZONE_SERVICE).toNanos() / 1e9);
+    return s;
+  }
+
+  private long crossZonePenaltyNanos() {
+    return options.scaled(Scenario.CROSS_ZONE_PENALTY).toNanos();
+  }
+
+  /** The cross-zone hop: the caller waits {@code nanos} before the request leaves; a cancel ends it. */
+  private static void crossZoneHop(long nanos) throws java.io.InterruptedIOException {
+    long deadline = System.nanoTime() + nanos;
+    for (long left = nanos; left > 0; left = deadline - System.nanoTime()) {
+      LockSupport.parkNanos(left);
+      if (Thread.interrupted()) {
+        Thread.currentThread().interrupt();
+        throw new java.io.InterruptedIOException("cancelled during the cross-zone hop");
+      }
+    }
   }
 
   private static Duration max(Duration a, Duration b) {
