@@ -117,6 +117,9 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
         double penalised = Math.scalb(LeastResponseTimeStrategy.cost(t, w, now, stepsPerNano), 2 * Math.min(failures, 8));
         return t.inFlight == 0 && penalised < t.minLatencyNanos * w ? penalised : -1 - penalised;
       }
+      if (t.minLatencyNanos == 0.0 && t.inFlight == 0) {
+        return 0.0; // never answered us: one call measures it (as least response time's zero cost)
+      }
       if (t.reportFresh(now, LoadBalancer.REPORT_TTL_NANOS)) {
         double service = t.minLatencyNanos;
         double workers = reportedWorkers(t);

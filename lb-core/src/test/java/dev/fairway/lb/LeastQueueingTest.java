@@ -157,6 +157,18 @@ class LeastQueueingTest {
     assertThat(seq).containsExactly("1", "1", "1", "2", "2", "2", "2", "2");
   }
 
+  /** Regression: a target that never answered lost to every free one, so it was never measured. */
+  @Test
+  void aTargetNeverMeasured_getsOneCall_thenWaitsForItsAnswer() throws Exception {
+    MutableTargetSource source = new MutableTargetSource(List.of(t(1)));
+    LoadBalancer lb = Fixtures.builder(ticker, 42).targets(source).strategy(Strategy.leastQueueing()).build();
+    call(lb, ticker, t(1), 10, Double.NaN, Double.NaN);
+    source.add(t(2));
+    // 2 is measured by one call while 1 is free; while that call is out, 2 is not chosen again.
+    assertThat(held(lb, 4)).containsExactly("2", "1", "1", "1");
+    releaseAll();
+  }
+
   @Test
   void aCallThatWaitedAlone_showsOtherClients_andThenItChoosesExactlyAsLeastResponseTime() throws Exception {
     LoadBalancer lq = lb(t(1), t(2), t(3));
