@@ -13,7 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
-
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -61,9 +61,9 @@ final class HealthWatch {
     Future<?> schedule(Runnable task, long delayNanos);
   }
 
-  /** Receives every good list (the source compares and publishes). */
+  /** Receives every good list (the source compares and publishes) and each target's node name, by id. */
   interface Sink {
-    void accept(List<Target> targets);
+    void accept(List<Target> targets, Map<String, String> nodes);
   }
 
   /** What one source asks Consul; immutable. Null fields are left out of the query. */
@@ -283,7 +283,7 @@ final class HealthWatch {
     reportSkips(mapped.skipped());
     lastSuccessNanos = ticker.getAsLong() - ageNanos;
     targetCount = mapped.targets().size();
-    sink.accept(mapped.targets());
+    sink.accept(mapped.targets(), mapped.nodes());
   }
 
   private long ageNanos(ConsulHttp.Reply reply) {
