@@ -156,15 +156,23 @@ final class NetworkCoordinates {
   }
 
   /**
-   * Why {@code node} has no estimate: the reason of its skipped entry, {@code coordinate_missing} if the
-   * reply had none for it (or none in a segment shared with the agent), or null if it has one.
+   * Why {@code node} has no estimate, or null if it has one: {@code agent_coordinate_missing} if the
+   * agent's own node has none; the reason of the node's skipped entry; {@code coordinate_other_segment}
+   * if it has coordinates, but none in the segment it would be compared in; else
+   * {@code coordinate_missing} (the reply had none for it).
    */
   @Nullable String problem(String node) {
     if (roundTripNanos(node) >= 0) {
       return null;
     }
+    if (!byNode.containsKey(agentNode)) {
+      return "agent_coordinate_missing";
+    }
     Skip s = skippedByNode.get(node);
-    return s != null ? s.reason() : "coordinate_missing";
+    if (s != null) {
+      return s.reason();
+    }
+    return byNode.containsKey(node) ? "coordinate_other_segment" : "coordinate_missing";
   }
 
   /** Seconds to whole nanoseconds, rounded to the nearest {@link #QUANTUM_NANOS}. */
