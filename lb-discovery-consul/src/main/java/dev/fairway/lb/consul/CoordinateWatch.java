@@ -10,10 +10,7 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
@@ -67,8 +64,6 @@ final class CoordinateWatch {
     void coordinateError(String reason);
   }
 
-  private final ConsulHttp http;
-  private final HealthWatch.Scheduler scheduler;
   private final Backoff backoff;
   private final long minIntervalNanos;
   private final Duration wait;
@@ -76,9 +71,7 @@ final class CoordinateWatch {
   private final @Nullable String partition;
   private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
 
-  private volatile boolean closed;
-  private volatile @Nullable Future<?> pending;
-  private volatile @Nullable CompletableFuture<ConsulHttp.Reply> inFlight;
+  private final WatchSteps steps;
   private volatile @Nullable NetworkCoordinates current;
 
   // Loop state: touched only by steps, which never run concurrently.
@@ -90,23 +83,22 @@ final class CoordinateWatch {
 
   CoordinateWatch(ConsulHttp http, HealthWatch.Scheduler scheduler, Backoff backoff, Duration minInterval,
       Duration wait, @Nullable String partition) {
-    this.http = http;
-    this.scheduler = scheduler;
     this.backoff = backoff;
     this.minIntervalNanos = minInterval.toNanos();
     this.wait = wait;
     this.goWait = HealthWatch.goDuration(wait);
     this.partition = partition;
+    this.steps = new WatchSteps(http, scheduler, this::unexpected);
   }
 
   void start() {
-    scheduler.execute(() -> guarded(this::readSelf));
+    steps.execute(this::readSelf);
   }
 
   /** Adds {@code l}; it hears the current reading at once (on the scheduler) if there is one. */
   void addListener(Listener l) {
     listeners.add(l);
-    scheduler.execute(() -> {
+    steps.execute(() -> {
       NetworkCoordinates c = current;
       if (c != null && listeners.contains(l)) {
         deliver(l, c);
@@ -122,16 +114,7 @@ final class CoordinateWatch {
 
   /** Stops the loop: drops the waiting step and cancels the request in flight. Idempotent, any thread. */
   void close() {
-    closed = true;
-    Future<?> p = pending;
-    if (p != null) {
-      p.cancel(false);
-    }
-    CompletableFuture<ConsulHttp.Reply> f = inFlight;
-    inFlight = null;
-    if (f != null) {
-      f.cancel(true);
-    }
+    steps.close();
   }
 
   /** The last good reading, or null before the first. */
@@ -142,22 +125,8 @@ final class CoordinateWatch {
   // ---------------------------------------------------------------------------------------------
   // Steps
 
-  private void guarded(Runnable step) {
-    if (closed) {
-      return;
-    }
-    try {
-      step.run();
-    } catch (Throwable t) {
-      unexpected(t);
-      if (t instanceof VirtualMachineError fatal) {
-        throw fatal;
-      }
-    }
-  }
-
   private void readSelf() {
-    send("/v1/agent/self", READ_TIMEOUT, this::onSelf);
+    steps.send("/v1/agent/self", READ_TIMEOUT, this::onSelf, this::fail);
   }
 
   private void readNodes() {
@@ -168,34 +137,7 @@ final class CoordinateWatch {
     if (index != 0) {
       q.append("&index=").append(Long.toUnsignedString(index)).append("&wait=").append(goWait);
     }
-    send(q.toString(), index != 0 ? HealthWatch.readTimeout(wait) : READ_TIMEOUT, this::onNodes);
-  }
-
-  private interface ReplyStep {
-    void accept(ConsulHttp.Reply reply);
-  }
-
-  private void send(String pathAndQuery, Duration timeout, ReplyStep next) {
-    CompletableFuture<ConsulHttp.Reply> call = http.get(pathAndQuery, timeout);
-    inFlight = call;
-    if (closed) {
-      call.cancel(true);
-      return;
-    }
-    // The callback is guarded (it logs whatever it throws): the stage it returns has nothing to add.
-    CompletableFuture<?> unused = call.whenCompleteAsync((reply, failure) -> guarded(() -> {
-      if (call != inFlight) {
-        return; // superseded after an unexpected error
-      }
-      inFlight = null;
-      if (failure != null) {
-        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-            ? failure.getCause() : failure;
-        fail(HealthWatch.reason(cause), HealthWatch.describe(cause));
-      } else {
-        next.accept(reply);
-      }
-    }), scheduler);
+    steps.send(q.toString(), index != 0 ? HealthWatch.readTimeout(wait) : READ_TIMEOUT, this::onNodes, this::fail);
   }
 
   private void onSelf(ConsulHttp.Reply reply) {
@@ -260,7 +202,7 @@ final class CoordinateWatch {
     for (Listener l : listeners) {
       deliver(l, c);
     }
-    pending = scheduler.schedule(() -> guarded(this::readNodes), minIntervalNanos);
+    steps.schedule(this::readNodes, minIntervalNanos);
   }
 
   private void logSkips(List<NetworkCoordinates.Skip> skipped) {
@@ -280,7 +222,7 @@ final class CoordinateWatch {
     index = 0;
     self = null;
     long delay = backoff.nextDelayNanos();
-    pending = scheduler.schedule(() -> guarded(this::readSelf), delay);
+    steps.schedule(this::readSelf, delay);
     Level level = reason.equals(lastErrorReason) ? Level.DEBUG : Level.WARNING;
     LOG.log(level, "Consul coordinates unavailable ({0}: {1}); keeping the last reading, retrying in {2} ms",
         reason, detail, TimeUnit.NANOSECONDS.toMillis(delay));
@@ -296,10 +238,7 @@ final class CoordinateWatch {
 
   private void unexpected(Throwable t) {
     try {
-      Future<?> p = pending;
-      if (p != null) {
-        p.cancel(false);
-      }
+      steps.cancel();
       LOG.log(Level.ERROR, "unexpected failure in the Consul coordinate watch; backing off", t);
       fail("unexpected", String.valueOf(t));
     } catch (RuntimeException again) {
