@@ -339,4 +339,38 @@ class CoordinateWatchTest {
     assertThat(scheduler.pending()).isZero();
     assertThat(discovery.coordinateWatch()).isNull();
   }
+
+  @Test
+  void aThrowingTransportOrListener_isCountedAndBackedOff_andTheWatchGoesOn() {
+    ConsulTargetSource s = started();
+    http.throwOnNextGet(new IllegalStateException("a transport that throws instead of failing the future"));
+    scheduler.runNext(); // the next coordinate read: http.get throws inside the step
+
+    assertThat(count("fairway.discovery.errors", "coordinates_unexpected")).isEqualTo(1.0);
+    assertThat(scheduler.waitsMillis()).containsExactly(60_000L, 500L);
+    assertThat(warnings).anyMatch(w -> w.contains("unexpected failure in the Consul coordinate watch"));
+
+    ConsulDiscovery d = discovery;
+    AutoCloseable bad = d.watchCoordinates(new CoordinateWatch.Listener() {
+      @Override
+      public void coordinates(NetworkCoordinates reading) {
+        throw new IllegalStateException("a listener that fails");
+      }
+
+      @Override
+      public void coordinateError(String reason) {}
+    });
+    scheduler.runNext();
+    http.reply(SELF, 200, headers(), SELF_REPLY);
+    http.ok(NODES, 30, nodes(node("agent-one", AGENT), node("n1", N1), node("n2", N2_MOVED)));
+    assertThat(rtts(s)).as("the other listeners still hear the reading")
+        .containsExactly("o0@agent-one=200us", "o1@n1=2200us", "o2@n2=10000us");
+    assertThat(warnings).anyMatch(w -> w.contains("a coordinate listener failed"));
+    assertThat(scheduler.waitsMillis()).containsExactly(60_000L, 500L, 60_000L);
+    try {
+      bad.close();
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+  }
 }
