@@ -54,9 +54,16 @@ import org.jspecify.annotations.Nullable;
  * <p>What one source costs the agent: one HTTP connection, held by its blocking query and kept alive
  * for the next one (a source never has more than one request in flight; a timed-out or cancelled
  * query closes its connection before the next is opened). Consul's default
- * {@code limits.http_max_conns_per_client} is 200 per client IP: 30 services are 30 connections. On the servers, a source is one blocking query (a goroutine) for
+ * {@code limits.http_max_conns_per_client} is 200 per client IP: 30 services are 30 connections, plus one
+ * for the coordinate watch below. On the servers, a source is one blocking query (a goroutine) for
  * up to {@code wait} (+ wait/16), then one read per change, at most one read every 15 s once the
  * service churns faster than that (see {@link ConsulTargetSource.Builder#rateLimit}).
+ *
+ * <p>Closeness ({@link ConsulTargetSource.Builder#closeness(boolean)}, on by default) costs one watch per
+ * discovery, shared by all its sources and started with the first one that wants it: one
+ * {@code GET /v1/agent/self} at start and after a failure, then {@code GET /v1/coordinate/nodes?stale}
+ * as a blocking query (wait 5 minutes) at most once a minute, since Consul's coordinates change every few
+ * seconds in a live datacenter but drift only slowly. It ends when the last such source closes.
  *
  * <p>Agent settings: every builder option first, then the environment the Consul CLI and HashiCorp's
  * SDKs read: {@code CONSUL_HTTP_ADDR} ({@code host:port}, {@code http://} or {@code https://}),
@@ -85,9 +92,17 @@ public final class ConsulDiscovery implements AutoCloseable {
   private final @Nullable ThreadPoolExecutor httpExecutor; // null when a test drives the steps
   private final Set<ConsulTargetSource> sources = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final Duration coordinateInterval;
+  private final Duration coordinateWait;
+  private final Object coordinateLock = new Object();
+  // Guarded by coordinateLock; null while no source wants closeness.
+  private @Nullable CoordinateWatch coordinates;
 
-  private ConsulDiscovery(AgentConfig agent, String name, int httpThreads) {
+  private ConsulDiscovery(AgentConfig agent, String name, int httpThreads, Duration coordinateInterval,
+      Duration coordinateWait) {
     this.agent = agent;
+    this.coordinateInterval = coordinateInterval;
+    this.coordinateWait = coordinateWait;
     this.loop = new ScheduledThreadPoolExecutor(1, daemon("fairway-consul-" + name));
     this.loop.setRemoveOnCancelPolicy(true); // cancelled waits (close) do not linger for minutes
     this.httpExecutor = new ThreadPoolExecutor(httpThreads, httpThreads, 30, TimeUnit.SECONDS,
@@ -112,7 +127,15 @@ public final class ConsulDiscovery implements AutoCloseable {
   /** For tests: steps run on {@code scheduler}, requests go to {@code http}, time is {@code ticker}. */
   ConsulDiscovery(AgentConfig agent, ConsulHttp http, HealthWatch.Scheduler scheduler, LongSupplier ticker,
       DoubleSupplier random) {
+    this(agent, http, scheduler, ticker, random, CoordinateWatch.DEFAULT_MIN_INTERVAL, CoordinateWatch.DEFAULT_WAIT);
+  }
+
+  /** For tests, with the coordinate watch's timing too. */
+  ConsulDiscovery(AgentConfig agent, ConsulHttp http, HealthWatch.Scheduler scheduler, LongSupplier ticker,
+      DoubleSupplier random, Duration coordinateInterval, Duration coordinateWait) {
     this.agent = agent;
+    this.coordinateInterval = coordinateInterval;
+    this.coordinateWait = coordinateWait;
     this.http = http;
     this.scheduler = scheduler;
     this.ticker = ticker;
@@ -149,6 +172,13 @@ public final class ConsulDiscovery implements AutoCloseable {
     }
     for (ConsulTargetSource s : new ArrayList<>(sources)) {
       s.close();
+    }
+    synchronized (coordinateLock) {
+      CoordinateWatch w = coordinates;
+      coordinates = null;
+      if (w != null) {
+        w.close();
+      }
     }
     ScheduledThreadPoolExecutor loop = this.loop;
     ThreadPoolExecutor httpExecutor = this.httpExecutor;
@@ -212,8 +242,46 @@ public final class ConsulDiscovery implements AutoCloseable {
     sources.remove(source);
   }
 
+  /**
+   * Subscribes {@code listener} to the agent's network coordinates. The one coordinate watch of this
+   * discovery starts with the first listener and stops when the last one leaves; closing the result
+   * removes {@code listener}.
+   */
+  AutoCloseable watchCoordinates(CoordinateWatch.Listener listener) {
+    synchronized (coordinateLock) {
+      if (closed.get()) {
+        throw new IllegalStateException("this ConsulDiscovery was closed");
+      }
+      CoordinateWatch w = coordinates;
+      if (w == null) {
+        w = new CoordinateWatch(http, scheduler, new Backoff(ConsulTargetSource.DEFAULT_BACKOFF_INITIAL.toNanos(),
+            ConsulTargetSource.DEFAULT_BACKOFF_MAX.toNanos(), random), coordinateInterval, coordinateWait,
+            agent.partition());
+        coordinates = w;
+        w.start();
+      }
+      w.addListener(listener);
+      CoordinateWatch watch = w;
+      return () -> {
+        synchronized (coordinateLock) {
+          if (watch.removeListener(listener) && coordinates == watch) {
+            watch.close();
+            coordinates = null;
+          }
+        }
+      };
+    }
+  }
+
+  /** The running coordinate watch, or null (for tests). */
+  @Nullable CoordinateWatch coordinateWatch() {
+    synchronized (coordinateLock) {
+      return coordinates;
+    }
+  }
+
   static ConsulDiscovery standalone(Builder b, String service) {
-    return new ConsulDiscovery(b.resolve(), service, 1);
+    return new ConsulDiscovery(b.resolve(), service, 1, b.coordinateInterval(), b.coordinateWait());
   }
 
   private static ThreadFactory daemon(String prefix) {
@@ -260,6 +328,8 @@ public final class ConsulDiscovery implements AutoCloseable {
     private @Nullable String namespace;
     private @Nullable String partition;
     private @Nullable Map<String, String> environment;
+    private @Nullable Duration coordinateInterval;
+    private @Nullable Duration coordinateWait;
 
     Builder() {}
 
@@ -369,9 +439,33 @@ public final class ConsulDiscovery implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Test hook: how often the network coordinates are read (at most one read per {@code minInterval},
+     * each a blocking query of up to {@code wait}). Default 60 s and 5 minutes.
+     */
+    Builder coordinatePolling(Duration minInterval, Duration wait) {
+      requireUnset("coordinatePolling", coordinateInterval);
+      requireArgument(minInterval != null && minInterval.toMillis() >= 1, "coordinatePolling minInterval",
+          minInterval, "PT0.001S or more");
+      requireArgument(wait != null && wait.compareTo(Duration.ofSeconds(1)) >= 0
+          && wait.compareTo(ConsulTargetSource.MAX_WAIT) <= 0, "coordinatePolling wait", wait, "PT1S..PT10M");
+      this.coordinateInterval = minInterval;
+      this.coordinateWait = wait;
+      return this;
+    }
+
+    Duration coordinateInterval() {
+      return coordinateInterval != null ? coordinateInterval : CoordinateWatch.DEFAULT_MIN_INTERVAL;
+    }
+
+    Duration coordinateWait() {
+      return coordinateWait != null ? coordinateWait : CoordinateWatch.DEFAULT_WAIT;
+    }
+
     /** Resolves options and environment, reads the files, and starts the discovery's threads. */
     public ConsulDiscovery build() {
-      return new ConsulDiscovery(resolve(), "discovery-" + SEQUENCE.incrementAndGet(), HTTP_THREADS);
+      return new ConsulDiscovery(resolve(), "discovery-" + SEQUENCE.incrementAndGet(), HTTP_THREADS,
+          coordinateInterval(), coordinateWait());
     }
 
     /** Options first, then the environment; every file is read here. */

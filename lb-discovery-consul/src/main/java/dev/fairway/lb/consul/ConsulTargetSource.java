@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -64,6 +65,13 @@ import org.jspecify.annotations.Nullable;
  *       (burst 2, then one request per 15 s, as Consul's blocking-query documentation advises) holds a
  *       churning service to polling.
  *   <li>The ACL token travels only in the {@code X-Consul-Token} header, never in a URL or a log line.
+ *   <li>Closeness (on by default, {@link Builder#closeness(boolean)}): each target carries the estimated
+ *       round-trip time from the local agent's node to its instance's node,
+ *       {@link Target#roundTripTime()}, from Consul's network coordinates ({@code /v1/coordinate/nodes}
+ *       and {@code /v1/agent/self}, one shared watch per {@link ConsulDiscovery}) with Serf's formula,
+ *       rounded to 0.1 ms. A node without a usable coordinate is unknown (counted in
+ *       {@code fairway.discovery.skipped{reason=coordinate_*}}); the first list is published without
+ *       waiting for the coordinates, and republished once they arrive.
  * </ul>
  *
  * <p>Thread-safe. Listeners are called on the discovery's loop thread, one change at a time, in order;
@@ -87,8 +95,16 @@ public final class ConsulTargetSource implements TargetSource {
   private final HealthWatch.Query query;
   private final DiscoveryMetrics metrics;
   private final HealthWatch watch;
+  private final @Nullable AutoCloseable coordinateSubscription; // null: closeness off
 
   private final Object publishLock = new Object();
+  // Guarded by publishLock: the last list from the health watch (without round-trip times), each
+  // target's node, the last coordinate reading, and the nodes whose missing coordinate was counted.
+  private @Nullable List<Target> healthTargets;
+  private Map<String, String> nodeOf = Map.of();
+  private @Nullable NetworkCoordinates coordinates;
+  private Set<String> coordinateSkipKeys = Set.of();
+  private boolean otherDatacenterLogged;
   private final CopyOnWriteArrayList<Consumer<List<Target>>> listeners = new CopyOnWriteArrayList<>();
   private final CompletableFuture<List<Target>> ready = new CompletableFuture<>();
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -117,8 +133,21 @@ public final class ConsulTargetSource implements TargetSource {
         : DiscoveryMetrics.micrometer(b.meterRegistry, service, this::stalenessSeconds,
             () -> targets.size());
     this.watch = new HealthWatch(query, d.http(), d.scheduler(), d.ticker(), mapper, bucket, backoff, metrics,
-        this::publish);
+        this::onHealth);
     watch.start();
+    // Instances imported from a cluster peer sit in another cluster's coordinate space: nothing to compare.
+    boolean closeness = (b.closeness == null || b.closeness) && b.peer == null;
+    this.coordinateSubscription = closeness ? d.watchCoordinates(new CoordinateWatch.Listener() {
+      @Override
+      public void coordinates(NetworkCoordinates reading) {
+        onCoordinates(reading);
+      }
+
+      @Override
+      public void coordinateError(String reason) {
+        metrics.error("coordinates_" + reason);
+      }
+    }) : null;
   }
 
   /**
@@ -178,6 +207,14 @@ public final class ConsulTargetSource implements TargetSource {
       return;
     }
     watch.close();
+    AutoCloseable coords = coordinateSubscription;
+    if (coords != null) {
+      try {
+        coords.close();
+      } catch (Exception e) {
+        LOG.log(Level.WARNING, service + ": could not leave the coordinate watch", e);
+      }
+    }
     discovery.unregister(this);
     listeners.clear();
     metrics.close();
@@ -204,7 +241,66 @@ public final class ConsulTargetSource implements TargetSource {
     return watch.stalenessSeconds();
   }
 
-  /** Called by the watch with every good list; publishes it when it differs from the current one. */
+  /** Called by the health watch with every good list. */
+  private void onHealth(List<Target> next, Map<String, String> nodes) {
+    synchronized (publishLock) {
+      healthTargets = next;
+      nodeOf = nodes;
+      publish(withCloseness(next));
+    }
+  }
+
+  /** Called by the coordinate watch with every good reading; republishes if a round-trip time changed. */
+  private void onCoordinates(NetworkCoordinates reading) {
+    synchronized (publishLock) {
+      coordinates = reading;
+      List<Target> h = healthTargets;
+      if (h != null && !closed.get()) { // the first list comes from the health watch, never from here
+        publish(withCloseness(h));
+      }
+    }
+  }
+
+  /**
+   * The health watch's targets with each one's estimated round-trip time from the agent's node; as they
+   * are (unknown) before the first coordinate reading, or when the source asks another datacenter.
+   * Counts and logs each node whose coordinate turns missing or unusable.
+   */
+  private List<Target> withCloseness(List<Target> health) {
+    NetworkCoordinates c = coordinates;
+    if (c == null) {
+      return health;
+    }
+    String dc = query.datacenter();
+    if (dc != null && !dc.equals(c.agentDatacenter())) {
+      if (!otherDatacenterLogged) {
+        LOG.log(Level.INFO, "{0}: no closeness for datacenter {1}: Consul''s LAN coordinates compare nodes of the"
+            + " agent''s own datacenter ({2}) only", service, dc, c.agentDatacenter());
+        otherDatacenterLogged = true;
+      }
+      return health;
+    }
+    List<Target> out = new ArrayList<>(health.size());
+    Set<String> keys = new HashSet<>();
+    for (Target t : health) {
+      String node = nodeOf.getOrDefault(t.id(), "");
+      long nanos = c.roundTripNanos(node);
+      if (nanos < 0) {
+        String reason = String.valueOf(c.problem(node));
+        String key = node + "/" + reason;
+        if (keys.add(key) && !coordinateSkipKeys.contains(key)) {
+          LOG.log(Level.WARNING, "{0}: no network coordinate for node {1} ({2}); its instances rank as of unknown"
+              + " distance", service, node, reason);
+          metrics.skipped(reason);
+        }
+      }
+      out.add(t.withRoundTripTime(nanos < 0 ? null : Duration.ofNanos(nanos)));
+    }
+    coordinateSkipKeys = keys;
+    return out;
+  }
+
+  /** Publishes {@code next} when it differs from the current list. Called under {@code publishLock}. */
   private void publish(List<Target> next) {
     synchronized (publishLock) {
       List<Target> previous = targets;
@@ -257,6 +353,7 @@ public final class ConsulTargetSource implements TargetSource {
     private @Nullable String namespace;
     private @Nullable String partition;
     private @Nullable String peer;
+    private @Nullable Boolean closeness;
 
     Builder(String service, @Nullable ConsulDiscovery discovery) {
       if (service == null || service.isBlank() || service.contains("/") || !service.equals(service.strip())) {
@@ -430,6 +527,31 @@ public final class ConsulTargetSource implements TargetSource {
     public Builder peer(String name) {
       requireUnset("peer", peer);
       this.peer = ConsulDiscovery.requireName("peer", name);
+      return this;
+    }
+
+    /**
+     * Whether each target carries its estimated round-trip time from the local agent's node
+     * ({@link Target#roundTripTime()}), computed from Consul's network coordinates. Default: on.
+     *
+     * <p>What it costs: one shared watch per {@link ConsulDiscovery}, whatever the number of sources:
+     * one {@code GET /v1/agent/self} at start (and after a failure), then one {@code GET
+     * /v1/coordinate/nodes?stale} blocking query at most once a minute. The token needs
+     * {@code agent:read} on the agent's node and {@code node:read}; without them, or with
+     * {@code disable_coordinates}, round-trip times stay unknown and the list is unaffected. Not used for
+     * a {@link #peer} or another {@link #datacenter}, whose nodes the agent's LAN coordinates do not
+     * cover. Estimates are rounded to 0.1 ms so that coordinate drift does not rebuild every balancer.
+     */
+    public Builder closeness(boolean enabled) {
+      requireUnset("closeness", closeness);
+      this.closeness = enabled;
+      return this;
+    }
+
+    /** Test hook: how often a standalone source reads the coordinates (see {@link ConsulDiscovery.Builder}). */
+    Builder coordinatePolling(Duration minInterval, Duration wait) {
+      standaloneOnly("coordinatePolling");
+      agent.coordinatePolling(minInterval, wait);
       return this;
     }
 

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.fairway.lb.Target;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -61,14 +62,18 @@ final class HealthMapper {
   /** An entry that could not become a target; {@code key} identifies it across replies. */
   record Skip(String key, String reason, String detail) {}
 
-  /** The outcome of one reply: {@code critical} counts the unhealthy targets (or, passing-only, the dropped ones). */
-  record Mapped(List<Target> targets, List<Skip> skipped, int critical, int warning) {}
+  /**
+   * The outcome of one reply: {@code critical} counts the unhealthy targets (or, passing-only, the dropped
+   * ones); {@code nodes} maps each target's id to its {@code Node.Node}, where closeness is measured from.
+   */
+  record Mapped(List<Target> targets, List<Skip> skipped, int critical, int warning, Map<String, String> nodes) {}
 
   /** Maps a JSON array; the caller has checked that {@code entries} is one. */
   Mapped map(JsonNode entries) {
     List<Skip> skipped = new ArrayList<>();
     List<Target> targets = new ArrayList<>(entries.size());
     Set<String> ids = new HashSet<>();
+    Map<String, String> nodes = new HashMap<>();
     int critical = 0;
     int warning = 0;
     for (int i = 0; i < entries.size(); i++) {
@@ -118,6 +123,7 @@ final class HealthMapper {
         continue;
       }
       ids.add(id);
+      nodes.put(id, node);
       if (status == WARNING) {
         warning++;
       } else if (status == CRITICAL) {
@@ -128,7 +134,7 @@ final class HealthMapper {
           .withMetadata(metadata(meta, s.path("Tags"))).withHealthy(status != CRITICAL));
     }
     targets.sort(Comparator.comparing(Target::id));
-    return new Mapped(List.copyOf(targets), List.copyOf(skipped), critical, warning);
+    return new Mapped(List.copyOf(targets), List.copyOf(skipped), critical, warning, Map.copyOf(nodes));
   }
 
   private static Map<String, String> strings(JsonNode object) {

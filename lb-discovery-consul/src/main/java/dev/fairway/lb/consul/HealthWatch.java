@@ -13,10 +13,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
-
+import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -61,9 +59,9 @@ final class HealthWatch {
     Future<?> schedule(Runnable task, long delayNanos);
   }
 
-  /** Receives every good list (the source compares and publishes). */
+  /** Receives every good list (the source compares and publishes) and each target's node name, by id. */
   interface Sink {
-    void accept(List<Target> targets);
+    void accept(List<Target> targets, Map<String, String> nodes);
   }
 
   /** What one source asks Consul; immutable. Null fields are left out of the query. */
@@ -74,8 +72,6 @@ final class HealthWatch {
   private final Query query;
   private final String goWait;
   private final Duration timeout;
-  private final ConsulHttp http;
-  private final Scheduler scheduler;
   private final LongSupplier ticker;
   private final HealthMapper mapper;
   private final TokenBucket bucket;
@@ -83,9 +79,7 @@ final class HealthWatch {
   private final DiscoveryMetrics metrics;
   private final Sink sink;
 
-  private volatile boolean closed;
-  private volatile @Nullable Future<?> pending;
-  private volatile @Nullable CompletableFuture<ConsulHttp.Reply> inFlight;
+  private final WatchSteps steps;
   private volatile long lastSuccessNanos;
 
   // Loop state: touched only by steps, which never run concurrently.
@@ -103,25 +97,23 @@ final class HealthWatch {
     this.query = query;
     this.goWait = goDuration(query.waitTime());
     this.timeout = readTimeout(query.waitTime());
-    this.http = http;
-    this.scheduler = scheduler;
     this.ticker = ticker;
     this.mapper = mapper;
     this.bucket = bucket;
     this.backoff = backoff;
     this.metrics = metrics;
     this.sink = sink;
+    this.steps = new WatchSteps(http, scheduler, this::unexpected);
     this.lastSuccessNanos = ticker.getAsLong();
   }
 
   void start() {
-    scheduler.execute(() -> guarded(this::attempt));
+    steps.execute(this::attempt);
   }
 
   /** Stops the loop: drops the waiting step and cancels the query in flight. Idempotent, any thread. */
   void close() {
-    closed = true;
-    cancelPending();
+    steps.close();
   }
 
   double stalenessSeconds() {
@@ -131,51 +123,18 @@ final class HealthWatch {
   // ---------------------------------------------------------------------------------------------
   // Steps
 
-  private void guarded(Runnable step) {
-    if (closed) {
-      return;
-    }
-    try {
-      step.run();
-    } catch (Throwable t) {
-      unexpected(t);
-      if (t instanceof VirtualMachineError fatal) {
-        throw fatal;
-      }
-    }
-  }
-
   /** Takes a token from the bucket, then sends (now, or after the bucket's wait). */
   private void attempt() {
     long wait = bucket.reserveNanos();
     if (wait > 0) {
-      pending = scheduler.schedule(() -> guarded(this::send), wait);
+      steps.schedule(this::send, wait);
     } else {
       send();
     }
   }
 
   private void send() {
-    CompletableFuture<ConsulHttp.Reply> call = http.get(pathAndQuery(index, consistentOnce), timeout);
-    inFlight = call;
-    if (closed) {
-      call.cancel(true);
-      return;
-    }
-    // The callback is guarded (it logs whatever it throws): the stage it returns has nothing to add.
-    CompletableFuture<?> unused = call.whenCompleteAsync((reply, failure) -> guarded(() -> {
-      if (call != inFlight) {
-        return; // superseded after an unexpected error
-      }
-      inFlight = null;
-      if (failure != null) {
-        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-            ? failure.getCause() : failure;
-        fail(reason(cause), describe(cause));
-      } else {
-        onReply(reply);
-      }
-    }), scheduler);
+    steps.send(pathAndQuery(index, consistentOnce), timeout, this::onReply, this::fail);
   }
 
   private void onReply(ConsulHttp.Reply reply) {
@@ -241,7 +200,7 @@ final class HealthWatch {
           query.service(), Long.toUnsignedString(index), Long.toUnsignedString(next));
       index = 0;
       metrics.error("index_backwards");
-      pending = scheduler.schedule(() -> guarded(this::attempt), backoff.nextDelayNanos());
+      steps.schedule(this::attempt, backoff.nextDelayNanos());
       return;
     }
     index = next;
@@ -283,7 +242,7 @@ final class HealthWatch {
     reportSkips(mapped.skipped());
     lastSuccessNanos = ticker.getAsLong() - ageNanos;
     targetCount = mapped.targets().size();
-    sink.accept(mapped.targets());
+    sink.accept(mapped.targets(), mapped.nodes());
   }
 
   private long ageNanos(ConsulHttp.Reply reply) {
@@ -329,7 +288,7 @@ final class HealthWatch {
     consistentOnce = false;
     errorsSinceSuccess++;
     long delay = backoff.nextDelayNanos();
-    pending = scheduler.schedule(() -> guarded(this::attempt), delay);
+    steps.schedule(this::attempt, delay);
     metrics.error(reason);
     Level level = reason.equals(lastErrorReason) ? Level.DEBUG : Level.WARNING;
     LOG.log(level, "{0}: Consul query failed ({1}: {2}); keeping {3} target(s), retrying in {4} ms",
@@ -340,26 +299,14 @@ final class HealthWatch {
   /** The last line of defence: whatever went wrong, the loop goes on after a backoff. */
   private void unexpected(Throwable t) {
     try {
-      cancelPending();
+      steps.cancel();
       index = 0;
       errorsSinceSuccess++;
-      pending = scheduler.schedule(() -> guarded(this::attempt), backoff.nextDelayNanos());
+      steps.schedule(this::attempt, backoff.nextDelayNanos());
       LOG.log(Level.ERROR, query.service() + ": unexpected failure in the Consul watch; backing off", t);
       metrics.error("unexpected");
     } catch (RuntimeException again) {
       LOG.log(Level.ERROR, query.service() + ": the Consul watch could not recover from a failure", again);
-    }
-  }
-
-  private void cancelPending() {
-    Future<?> p = pending;
-    if (p != null) {
-      p.cancel(false);
-    }
-    CompletableFuture<ConsulHttp.Reply> f = inFlight;
-    inFlight = null;
-    if (f != null) {
-      f.cancel(true);
     }
   }
 

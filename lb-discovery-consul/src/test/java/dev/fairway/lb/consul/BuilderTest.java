@@ -47,6 +47,19 @@ class BuilderTest {
         .rateLimit(3, Duration.ofSeconds(1))).hasMessage("rateLimit was already set to \"2 per PT15S\"");
     assertThatThrownBy(() -> ConsulTargetSource.builder("s").filter("a == b").filter("c == d"))
         .hasMessage("filter was already set to \"a == b\"");
+    assertThatThrownBy(() -> ConsulTargetSource.builder("s").closeness(false).closeness(true))
+        .isInstanceOf(IllegalStateException.class).hasMessage("closeness was already set to false");
+  }
+
+  @Test
+  void coordinatePolling_isValidated() {
+    assertThatThrownBy(() -> ConsulDiscovery.builder().coordinatePolling(Duration.ZERO, Duration.ofMinutes(5)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("coordinatePolling minInterval: PT0S (expected: PT0.001S or more)");
+    assertThatThrownBy(() -> ConsulDiscovery.builder().coordinatePolling(Duration.ofSeconds(60), Duration.ofMinutes(11)))
+        .hasMessage("coordinatePolling wait: PT11M (expected: PT1S..PT10M)");
+    assertThat(ConsulDiscovery.builder().coordinateInterval()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(ConsulDiscovery.builder().coordinateWait()).isEqualTo(Duration.ofMinutes(5));
   }
 
   @Test

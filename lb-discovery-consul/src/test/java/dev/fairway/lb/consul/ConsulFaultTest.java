@@ -40,7 +40,7 @@ class ConsulFaultTest {
     ConsulTargetSource s = fast(fake, "orders").meterRegistry(registry).build();
     assertThat(ids(s.whenReady().get(5, TimeUnit.SECONDS))).containsExactly("o1", "o2");
     await(Duration.ofSeconds(2), "parked in a blocking query",
-        () -> fake.requests().stream().anyMatch(r -> r.target().contains("index=") && r.status() == 0));
+        () -> fake.requests("/v1/health/").stream().anyMatch(r -> r.target().contains("index=") && r.status() == 0));
     return s;
   }
 
@@ -144,9 +144,9 @@ class ConsulFaultTest {
       List<List<Target>> seen = new CopyOnWriteArrayList<>();
       s.subscribe(seen::add);
       fake.fault(Fault.INDEX_CHURN);
-      int before = fake.requests().size();
+      int before = fake.requests("/v1/health/").size();
       fake.touch("orders");
-      await(Duration.ofSeconds(3), "five churned replies", () -> fake.requests().size() - before >= 5);
+      await(Duration.ofSeconds(3), "five churned replies", () -> fake.requests("/v1/health/").size() - before >= 5);
 
       assertThat(seen).as("same data under new indexes notifies nobody").hasSize(1);
       fake.register("orders", Instance.of("o2", "10.0.0.2", 8080));
@@ -228,11 +228,11 @@ class ConsulFaultTest {
           .containsExactly("[2001:db8::5]:8080");
       assertThat(registry.get("fairway.discovery.skipped").tags("reason", "bad_port").counter().count()).isEqualTo(1.0);
 
-      int before = fake.requests().size();
+      int before = fake.requests("/v1/health/").size();
       for (int i = 0; i < 5; i++) {
         fake.touch("orders"); // same entries, shuffled by the fake
         int n = i;
-        await(Duration.ofSeconds(2), "reply " + i, () -> fake.requests().size() - before >= n + 1);
+        await(Duration.ofSeconds(2), "reply " + i, () -> fake.requests("/v1/health/").size() - before >= n + 1);
       }
       assertThat(seen).as("reordered replies are no change").hasSize(1);
     }

@@ -40,8 +40,8 @@ class ConsulTargetSourceTest {
       assertThat(a).filteredOn(t -> t.id().equals("redis-2@node-2")).extracting(Target::host)
           .containsExactly("10.1.10.13");
       assertThat(ids(p)).containsExactly("redis", "redis-2");
-      assertThat(fake.requests()).filteredOn(r -> r.target().contains("passing")).isNotEmpty();
-      assertThat(fake.requests()).filteredOn(r -> !r.target().contains("passing")).isNotEmpty();
+      assertThat(fake.requests("/v1/health/")).filteredOn(r -> r.target().contains("passing")).isNotEmpty();
+      assertThat(fake.requests("/v1/health/")).filteredOn(r -> !r.target().contains("passing")).isNotEmpty();
     }
   }
 
@@ -62,7 +62,7 @@ class ConsulTargetSourceTest {
       s.subscribe(seen::add);
       assertThat(seen).hasSize(1);
       TestSupport.sleep(100); // let the loop park in its blocking query
-      int before = fake.requests().size();
+      int before = fake.requests("/v1/health/").size();
 
       fake.register("orders", Instance.of("o2", "10.0.0.2", 8080));
       Duration reg = await(Duration.ofSeconds(1), "o2 registered",
@@ -81,7 +81,7 @@ class ConsulTargetSourceTest {
           () -> ids(s.targets()).equals(List.of("o1")) && ids(last(seen)).equals(List.of("o1")));
 
       // Blocking queries, not polling: about one request per change, each with index and wait.
-      List<FakeConsul.SeenRequest> during = fake.requests().subList(before, fake.requests().size());
+      List<FakeConsul.SeenRequest> during = fake.requests("/v1/health/").subList(before, fake.requests("/v1/health/").size());
       assertThat(during.size()).as("about one request per change, not polling").isBetween(3, 10);
       assertThat(during).allSatisfy(r -> assertThat(r.target()).contains("index=").contains("wait=1m"));
       assertThat(seen).hasSize(5);
@@ -97,13 +97,13 @@ class ConsulTargetSourceTest {
       s.whenReady().get(5, TimeUnit.SECONDS);
       List<List<Target>> seen = new CopyOnWriteArrayList<>();
       s.subscribe(seen::add);
-      int before = fake.requests().size();
+      int before = fake.requests("/v1/health/").size();
 
       for (int i = 0; i < 3; i++) {
         fake.touch("orders");
         TestSupport.sleep(50);
       }
-      awaitValue(Duration.ofSeconds(1), "three more replies", () -> fake.requests().size() - before, n -> n >= 3);
+      awaitValue(Duration.ofSeconds(1), "three more replies", () -> fake.requests("/v1/health/").size() - before, n -> n >= 3);
 
       assertThat(seen).hasSize(1);
     }
@@ -121,7 +121,7 @@ class ConsulTargetSourceTest {
       assertThat(t.get(0).weight()).isEqualTo(5);
       assertThat(t.get(0).zone()).isEqualTo("eu-1b");
       assertThat(t.get(0).metadata()).containsEntry("build", "42").containsEntry("tags", "v2,eu");
-      assertThat(fake.requests().get(0).target()).contains("tag=v2").contains("tag=eu").contains("dc=dc1");
+      assertThat(fake.requests("/v1/health/").get(0).target()).contains("tag=v2").contains("tag=eu").contains("dc=dc1");
     }
   }
 
@@ -135,7 +135,7 @@ class ConsulTargetSourceTest {
       fake.register("orders", Instance.of("o2", "10.0.0.2", 8080));
       await(Duration.ofSeconds(1), "o2", () -> s.targets().size() == 2);
 
-      List<FakeConsul.SeenRequest> seen = fake.requests();
+      List<FakeConsul.SeenRequest> seen = fake.requests("/v1/health/");
       assertThat(seen).hasSizeGreaterThanOrEqualTo(2);
       assertThat(seen).allSatisfy(r -> {
         assertThat(r.token()).isEqualTo(token);
@@ -154,12 +154,15 @@ class ConsulTargetSourceTest {
     try (ConsulTargetSource s = fast(fake, "orders").token("wrong").meterRegistry(registry).build()) {
       await(Duration.ofSeconds(3), "two refused queries", () -> registry.find("fairway.discovery.errors")
           .tags("reason", "http_403").counters().stream().mapToDouble(c -> c.count()).sum() >= 2);
+      await(Duration.ofSeconds(3), "the refused coordinate read", () -> registry.find("fairway.discovery.errors")
+          .tags("reason", "coordinates_http_403").counter() != null);
 
       assertThat(s.whenReady()).isNotDone();
       assertThat(s.targets()).isEmpty();
       assertThat(fake.requests()).allSatisfy(r -> assertThat(r.status()).isIn(0, 403));
       assertThat(registry.find("fairway.discovery.errors").counters()).extracting(c -> c.getId().getTag("reason"))
-          .containsOnly("http_403");
+          .as("the agent/self read of closeness is refused too, and counted apart")
+          .containsOnly("http_403", "coordinates_http_403");
     }
   }
 
@@ -172,12 +175,15 @@ class ConsulTargetSourceTest {
     try (ConsulTargetSource s = fast(fake, "orders").token("reader-of-nothing").meterRegistry(registry).build()) {
       await(Duration.ofSeconds(3), "an ACL-filtered reply", () -> registry.find("fairway.discovery.errors")
           .tags("reason", "acl_filtered").counter() != null);
+      await(Duration.ofSeconds(3), "the refused agent/self read", () -> registry.find("fairway.discovery.errors")
+          .tags("reason", "coordinates_http_403").counter() != null);
 
       assertThat(s.whenReady()).isNotDone();
-      assertThat(fake.requests()).allSatisfy(r -> assertThat(r.status()).isIn(0, 200));
-      assertThat(fake.requests()).as("it blocks on the reply's index, no hot loop").hasSizeLessThanOrEqualTo(3);
+      assertThat(fake.requests("/v1/health/")).allSatisfy(r -> assertThat(r.status()).isIn(0, 200));
+      assertThat(fake.requests("/v1/health/")).as("it blocks on the reply's index, no hot loop").hasSizeLessThanOrEqualTo(3);
       assertThat(registry.find("fairway.discovery.errors").counters()).extracting(c -> c.getId().getTag("reason"))
-          .containsOnly("acl_filtered");
+          .as("agent/self needs agent:read, which this token lacks: closeness is off, counted apart")
+          .containsOnly("acl_filtered", "coordinates_http_403");
     }
   }
 

@@ -45,6 +45,35 @@ final class ScriptedHttp implements ConsulHttp {
     return calls.get(calls.size() - 1);
   }
 
+  /** The newest request whose path starts with {@code prefix} and is not answered yet. */
+  Call open(String prefix) {
+    for (int i = calls.size() - 1; i >= 0; i--) {
+      Call c = calls.get(i);
+      if (c.pathAndQuery().startsWith(prefix) && !c.reply().isDone()) {
+        return c;
+      }
+    }
+    throw new AssertionError("no open request for " + prefix + " in " + paths());
+  }
+
+  /** Paths of the requests that start with {@code prefix}, oldest first. */
+  List<String> paths(String prefix) {
+    return calls.stream().map(Call::pathAndQuery).filter(p -> p.startsWith(prefix)).toList();
+  }
+
+  /** Answers the open request for {@code prefix} with a 200 carrying {@code X-Consul-Index: index}. */
+  void ok(String prefix, long index, String body) {
+    reply(prefix, 200, headers("X-Consul-Index", Long.toString(index)), body);
+  }
+
+  void reply(String prefix, int status, Map<String, List<String>> headers, String body) {
+    open(prefix).reply().complete(new Reply(status, headers, body));
+  }
+
+  void fail(String prefix, Throwable t) {
+    open(prefix).reply().completeExceptionally(t);
+  }
+
   int count() {
     return calls.size();
   }

@@ -97,7 +97,7 @@ class WatchLoopTest {
 
   @Test
   void blockingLoop_freshReadThenBlocksOnEachIndex_andTheDefaultBucketPollsEvery15sUnderChurn() {
-    ConsulTargetSource s = discovery().source("orders").meterRegistry(registry).build();
+    ConsulTargetSource s = discovery().source("orders").closeness(false).meterRegistry(registry).build();
 
     assertThat(http.paths()).containsExactly(BASE);
     assertThat(http.last().timeout()).isEqualTo(Duration.ofMillis(300_000 + 18_750 + 30_000));
@@ -168,7 +168,7 @@ class WatchLoopTest {
   @MethodSource("faults")
   void fault_keepsTheList_backsOffDoubling_readsFresh_andRecovers(String name, String reason,
       Consumer<ScriptedHttp> answer) {
-    ConsulTargetSource s = discovery().source("orders").meterRegistry(registry)
+    ConsulTargetSource s = discovery().source("orders").closeness(false).meterRegistry(registry)
         .rateLimit(1000, Duration.ofMillis(1)).build();
     http.ok(10, list(O1, O2));
     List<List<Target>> seen = new ArrayList<>();
@@ -197,7 +197,7 @@ class WatchLoopTest {
 
   @Test
   void indexGoingBackwards_usesTheReply_thenRestartsFromZeroAfterABackoff() {
-    ConsulTargetSource s = discovery().source("orders").meterRegistry(registry)
+    ConsulTargetSource s = discovery().source("orders").closeness(false).meterRegistry(registry)
         .rateLimit(1000, Duration.ofMillis(1)).build();
     http.ok(16, list(O1));
     http.ok(3, list(O1, O2)); // a restored snapshot
@@ -213,7 +213,7 @@ class WatchLoopTest {
 
   @Test
   void aclFilteredEmptyReply_keepsTheLastList_warnsOnceWithTheFix_countsEachReply_andKeepsBlocking() {
-    ConsulTargetSource s = discovery().source("orders").meterRegistry(registry).rateLimit(1000, Duration.ofMillis(1))
+    ConsulTargetSource s = discovery().source("orders").closeness(false).meterRegistry(registry).rateLimit(1000, Duration.ofMillis(1))
         .build();
     http.ok(10, list(O1, O2));
     http.reply(200, headers("X-Consul-Index", "11", "X-Consul-Results-Filtered-By-ACLs", "true"), "[]");
@@ -232,7 +232,7 @@ class WatchLoopTest {
 
   @Test
   void aclFilteredFirstReply_isNotReady_andBlocksOnItsIndex() {
-    ConsulTargetSource s = discovery().source("orders").build();
+    ConsulTargetSource s = discovery().source("orders").closeness(false).build();
     http.reply(200, headers("X-Consul-Index", "7", "X-Consul-Results-Filtered-By-ACLs", "true"), "[]");
 
     assertThat(s.whenReady()).isNotDone();
@@ -242,7 +242,7 @@ class WatchLoopTest {
 
   @Test
   void criticalInstances_arePassedOnAsUnhealthy_unlessPassingOnly() {
-    ConsulTargetSource all = discovery().source("orders").build();
+    ConsulTargetSource all = discovery().source("orders").closeness(false).build();
     http.ok(10, list(entry("o1", "n1", "10.0.0.1", 80, "critical"), O2));
 
     assertThat(all.targets()).extracting(Target::id, Target::healthy)
@@ -259,7 +259,8 @@ class WatchLoopTest {
           }
           return scheduler.nanoTime();
         }, () -> 0.5);
-    ConsulTargetSource s = d.source("orders").meterRegistry(registry).rateLimit(1000, Duration.ofMillis(1)).build();
+    ConsulTargetSource s = d.source("orders").closeness(false).meterRegistry(registry)
+        .rateLimit(1000, Duration.ofMillis(1)).build();
     http.ok(10, list(O1));
 
     boom.set(true);
@@ -282,7 +283,7 @@ class WatchLoopTest {
 
   @Test
   void queryOptions_areSentAsConsulSpellsThem_andNearIsNever() {
-    discovery().source("orders").passingOnly().tag("v2").tag("eu").datacenter("dc2")
+    discovery().source("orders").closeness(false).passingOnly().tag("v2").tag("eu").datacenter("dc2")
         .filter("Service.Meta.env == \"prod\"").nodeMeta("rack", "r1").namespace("team-a").partition("p1")
         .peer("east").cached().build();
 
@@ -295,8 +296,8 @@ class WatchLoopTest {
   void namespaceAndPartition_defaultToTheAgents() {
     ConsulDiscovery d = new ConsulDiscovery(new AgentConfig("http://127.0.0.1:8500", null, null, null,
         Duration.ofSeconds(1), "from-env", "part-env"), http, scheduler, scheduler::nanoTime, () -> 0.5);
-    d.source("orders").build();
-    d.source("orders").namespace("mine").build();
+    d.source("orders").closeness(false).build();
+    d.source("orders").closeness(false).namespace("mine").build();
 
     assertThat(http.paths()).containsExactly(BASE + "?ns=from-env&partition=part-env",
         BASE + "?ns=mine&partition=part-env");
@@ -304,7 +305,7 @@ class WatchLoopTest {
 
   @Test
   void cached_theCacheAgeCountsIntoStaleness() {
-    discovery().source("orders").cached().meterRegistry(registry).build();
+    discovery().source("orders").closeness(false).cached().meterRegistry(registry).build();
     http.reply(200, headers("X-Consul-Index", "10", "X-Cache", "HIT", "Age", "7"), list(O1));
 
     assertThat(registry.get("fairway.discovery.staleness").gauge().value()).isEqualTo(7.0);
@@ -314,7 +315,7 @@ class WatchLoopTest {
 
   @Test
   void stale_aReplyTooFarBehindTheLeader_isRepeatedAtOnceAgainstTheLeader() {
-    ConsulTargetSource s = discovery().source("orders").stale(Duration.ofSeconds(2)).meterRegistry(registry)
+    ConsulTargetSource s = discovery().source("orders").closeness(false).stale(Duration.ofSeconds(2)).meterRegistry(registry)
         .rateLimit(1000, Duration.ofMillis(1)).build();
     assertThat(http.last().pathAndQuery()).isEqualTo(BASE + "?stale");
 
@@ -333,13 +334,13 @@ class WatchLoopTest {
 
   @Test
   void close_cancelsTheQueryInFlight_andTheWaitingStep() {
-    ConsulTargetSource s = discovery().source("orders").rateLimit(1000, Duration.ofMillis(1)).build();
+    ConsulTargetSource s = discovery().source("orders").closeness(false).rateLimit(1000, Duration.ofMillis(1)).build();
     http.ok(10, list(O1));
     ScriptedHttp.Call blocking = http.last();
     s.close();
     assertThat(blocking.reply()).isCancelled();
 
-    ConsulTargetSource t = discovery().source("orders").rateLimit(1000, Duration.ofMillis(1)).build();
+    ConsulTargetSource t = discovery().source("orders").closeness(false).rateLimit(1000, Duration.ofMillis(1)).build();
     http.reply(500, headers(), "No cluster leader");
     assertThat(scheduler.pending()).isEqualTo(1);
     t.close();

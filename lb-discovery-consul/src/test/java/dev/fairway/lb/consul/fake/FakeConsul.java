@@ -28,8 +28,8 @@ import okhttp3.Headers;
 import okhttp3.HttpUrl;
 
 /**
- * An in-process Consul agent for tests: {@code GET /v1/health/service/<name>} on a MockWebServer
- * bound to 127.0.0.1, answering like Consul does.
+ * An in-process Consul agent for tests: {@code GET /v1/health/service/<name>}, {@code GET /v1/agent/self}
+ * and {@code GET /v1/coordinate/nodes} on a MockWebServer bound to 127.0.0.1, answering like Consul does.
  *
  * <ul>
  *   <li>Per-service instances and a monotonic raft-like index; every change moves it, and a service's
@@ -49,7 +49,17 @@ import okhttp3.HttpUrl;
  *   <li>Go's header spelling: {@code X-Consul-Index}, {@code X-Consul-Knownleader},
  *       {@code X-Consul-Lastcontact}. Entries come back in a shuffled order.
  *   <li>Every {@link Fault}, plus agent down and back on the same port, and an index restore.
- *   <li>A log of every request ({@link #requests()}) to assert rates, URLs and headers.
+ *   <li>A log of every request ({@link #requests()}, or one endpoint's with {@link #requests(String)}) to
+ *       assert rates, URLs and headers.
+ *   <li>Network coordinates ({@link #setCoordinate}): {@code /v1/coordinate/nodes} lists
+ *       {@code {Node, Segment, Coord{Vec, Error, Adjustment, Height}}} sorted by node, as Consul's state
+ *       store does, under an index that moves with every coordinate change; blocking queries, {@code dc},
+ *       {@code segment} and the ACL filter ({@code node:read}) as for health. {@code /v1/agent/self}
+ *       answers {@code Config} (NodeName, Datacenter, ...), {@code DebugConfig.SegmentName}, the agent's
+ *       {@code Coord} and {@code Member}; it needs {@code agent:read} (403 {@code Permission denied}
+ *       otherwise). {@link #disableCoordinates()} acts as {@code disable_coordinates = true}: a null
+ *       {@code Coord} and 401 {@code Coordinate support disabled}. {@link #coordinateFault(Fault)} injects
+ *       a fault into the coordinate endpoint only; {@link #fault(Fault)} is the health endpoint's.
  * </ul>
  *
  * <p>Blocked requests are woken when the fake (or the agent) closes, so closing never hangs.
@@ -74,6 +84,12 @@ public final class FakeConsul implements Closeable {
   private String requiredToken;
   private final java.util.Set<String> tokensWithoutRead = new java.util.HashSet<>();
   private boolean closed;
+  // Coordinates, guarded by lock: "node/segment" -> the entry, and the index of the last change.
+  private final Map<String, ObjectNode> coordinates = new java.util.TreeMap<>();
+  private long coordinateIndex = 1;
+  private String agentNode = "agent-one";
+  private boolean coordinatesDisabled;
+  private Fault coordinateFault;
 
   private final int port;
   private final javax.net.ssl.SSLSocketFactory tls;
@@ -238,6 +254,7 @@ public final class FakeConsul implements Closeable {
     synchronized (lock) {
       index = newIndex;
       serviceIndex.replaceAll((s, i) -> Math.min(i, newIndex));
+      coordinateIndex = Math.min(coordinateIndex, newIndex);
       lock.notifyAll();
     }
   }
@@ -252,6 +269,87 @@ public final class FakeConsul implements Closeable {
   private void changed(String service) {
     index++;
     serviceIndex.put(service, index);
+    lock.notifyAll();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Network coordinates
+
+  /** The local agent's node name, as {@code /v1/agent/self} reports it. Default {@code agent-one}. */
+  public void agentNode(String node) {
+    synchronized (lock) {
+      agentNode = node;
+    }
+  }
+
+  /** Sets the LAN coordinate of {@code node} in the default segment (seconds, as Serf keeps them). */
+  public void setCoordinate(String node, double[] vec, double error, double adjustment, double height) {
+    ObjectNode c = JSON.createObjectNode();
+    ArrayNode v = c.putArray("Vec");
+    for (double d : vec) {
+      v.add(d);
+    }
+    c.put("Error", error);
+    c.put("Adjustment", adjustment);
+    c.put("Height", height);
+    putCoordinate(node, "", c);
+  }
+
+  /** Sets the raw {@code Coord} JSON (any value, {@code null} included) of {@code node} in {@code segment}. */
+  public void setCoordinateRaw(String node, String segment, String coordJson) {
+    try {
+      putCoordinate(node, segment, JSON.readTree(coordJson));
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException("not JSON: " + e.getMessage(), e);
+    }
+  }
+
+  private void putCoordinate(String node, String segment, JsonNode coord) {
+    ObjectNode e = JSON.createObjectNode();
+    e.put("Node", node);
+    e.put("Segment", segment);
+    e.set("Coord", coord);
+    synchronized (lock) {
+      coordinates.put(node + "/" + segment, e);
+      coordinatesChanged();
+    }
+  }
+
+  /** Removes every coordinate of {@code node} (a node deregistered from the catalog). */
+  public void removeCoordinate(String node) {
+    synchronized (lock) {
+      if (coordinates.keySet().removeIf(k -> k.startsWith(node + "/"))) {
+        coordinatesChanged();
+      }
+    }
+  }
+
+  /** As an agent with {@code disable_coordinates = true}. */
+  public void disableCoordinates() {
+    synchronized (lock) {
+      coordinatesDisabled = true;
+      lock.notifyAll();
+    }
+  }
+
+  /** Injects {@code f} into {@code /v1/coordinate/nodes} until {@code coordinateFault(null)}. */
+  public void coordinateFault(Fault f) {
+    synchronized (lock) {
+      coordinateFault = f;
+      lock.notifyAll();
+    }
+  }
+
+  /** The index of the last coordinate change. */
+  public long coordinateIndex() {
+    synchronized (lock) {
+      return coordinateIndex;
+    }
+  }
+
+  private void coordinatesChanged() {
+    index++;
+    coordinateIndex = index;
     lock.notifyAll();
   }
 
@@ -346,6 +444,19 @@ public final class FakeConsul implements Closeable {
     }
   }
 
+  /** Every request whose path starts with {@code pathPrefix} (such as {@code /v1/health/}), oldest first. */
+  public List<SeenRequest> requests(String pathPrefix) {
+    synchronized (lock) {
+      List<SeenRequest> out = new ArrayList<>();
+      for (SeenRequest r : requests) {
+        if (r.target().startsWith(pathPrefix)) {
+          out.add(r);
+        }
+      }
+      return out;
+    }
+  }
+
   /** Requests seen at or after {@code sinceNanos} ({@link System#nanoTime()}). */
   public List<SeenRequest> requestsSince(long sinceNanos) {
     synchronized (lock) {
@@ -403,6 +514,12 @@ public final class FakeConsul implements Closeable {
     private MockResponse serve(RecordedRequest request) throws InterruptedException {
       HttpUrl url = request.getUrl();
       List<String> path = url.pathSegments();
+      if ("GET".equals(request.getMethod()) && path.equals(List.of("v1", "agent", "self"))) {
+        return agentSelf(request);
+      }
+      if ("GET".equals(request.getMethod()) && path.equals(List.of("v1", "coordinate", "nodes"))) {
+        return coordinateNodes(request);
+      }
       if (!"GET".equals(request.getMethod()) || path.size() != 4 || !path.get(0).equals("v1")
           || !path.get(1).equals("health") || !path.get(2).equals("service") || path.get(3).isEmpty()) {
         return text(404, "Not found");
@@ -489,6 +606,157 @@ public final class FakeConsul implements Closeable {
       return filteredByAcl
           ? reply.newBuilder().setHeader("X-Consul-Results-Filtered-By-ACLs", "true").build()
           : reply;
+    }
+
+    private MockResponse agentSelf(RecordedRequest request) {
+      String tokenError = checkToken(request.getHeaders());
+      if (tokenError != null) {
+        // agent:read is not granted to the anonymous token nor to a service-read token: 403, not a filter
+        return text(403, FILTERED.equals(tokenError) ? "Permission denied" : tokenError);
+      }
+      ObjectNode self = JSON.createObjectNode();
+      synchronized (lock) {
+        ObjectNode config = self.putObject("Config");
+        config.put("Datacenter", datacenter);
+        config.put("PrimaryDatacenter", datacenter);
+        config.put("NodeName", agentNode);
+        config.put("NodeID", java.util.UUID.nameUUIDFromBytes(agentNode.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+            .toString());
+        config.put("Revision", "f1a2b3c4");
+        config.put("Server", false);
+        config.put("Version", "1.21.4");
+        config.put("BuildDate", "2025-08-12T10:00:00Z");
+        ObjectNode debug = self.putObject("DebugConfig");
+        debug.put("Datacenter", datacenter);
+        debug.put("NodeName", agentNode);
+        debug.put("SegmentName", "");
+        debug.put("DisableCoordinates", coordinatesDisabled);
+        ObjectNode own = coordinates.get(agentNode + "/");
+        if (coordinatesDisabled || own == null || own.get("Coord").isNull()) {
+          self.putNull("Coord");
+        } else {
+          self.set("Coord", own.get("Coord").deepCopy());
+        }
+        ObjectNode member = self.putObject("Member");
+        member.put("Name", agentNode);
+        member.put("Addr", "127.0.0.1");
+        member.put("Port", 8301);
+        ObjectNode tags = member.putObject("Tags");
+        tags.put("build", "1.21.4:f1a2b3c4");
+        tags.put("dc", datacenter);
+        tags.put("role", "node");
+        tags.put("segment", "");
+        tags.put("vsn", "2");
+        member.put("Status", 1);
+        member.put("ProtocolMin", 1);
+        member.put("ProtocolMax", 5);
+        member.put("ProtocolCur", 2);
+        member.put("DelegateMin", 2);
+        member.put("DelegateMax", 5);
+        member.put("DelegateCur", 4);
+        self.putObject("Stats").putObject("agent").put("check_monitors", "0");
+        self.putObject("Meta").put("consul-network-segment", "");
+      }
+      return new MockResponse.Builder().code(200).setHeader("Content-Type", "application/json").body(self.toString())
+          .build();
+    }
+
+    private MockResponse coordinateNodes(RecordedRequest request) throws InterruptedException {
+      HttpUrl url = request.getUrl();
+      Fault f;
+      synchronized (lock) {
+        f = coordinateFault;
+        if (coordinatesDisabled) {
+          return text(401, "Coordinate support disabled");
+        }
+      }
+      if (f == Fault.STALL) {
+        stallCoordinates();
+      } else if (f != null && f.text != null) {
+        return text(f.status, f.text);
+      }
+      String tokenError = checkToken(request.getHeaders());
+      boolean filteredByAcl = FILTERED.equals(tokenError);
+      if (tokenError != null && !filteredByAcl) {
+        return text(403, tokenError);
+      }
+      String dc = url.queryParameter("dc");
+      if (dc != null && !dc.equals(datacenter)) {
+        return text(500, "No path to datacenter");
+      }
+      long minIndex = 0;
+      String idx = url.queryParameter("index");
+      if (idx != null && !idx.isEmpty()) {
+        try {
+          minIndex = Long.parseUnsignedLong(idx);
+        } catch (NumberFormatException e) {
+          return text(400, "Invalid index");
+        }
+      }
+      Duration wait = Duration.ofMinutes(5);
+      String w = url.queryParameter("wait");
+      if (w != null && !w.isEmpty()) {
+        try {
+          wait = GoDuration.parse(w);
+        } catch (IllegalArgumentException e) {
+          return text(400, "Invalid wait time");
+        }
+      }
+      if (wait.isZero() || wait.isNegative()) {
+        wait = Duration.ofMinutes(5);
+      }
+      if (wait.compareTo(Duration.ofMinutes(10)) > 0) {
+        wait = Duration.ofMinutes(10);
+      }
+      if (minIndex > 0 && (f == null || f == Fault.NO_KNOWN_LEADER)) {
+        blockCoordinates(minIndex, wait);
+      }
+      boolean bySegment = url.queryParameterNames().contains("segment");
+      String segment = bySegment && url.queryParameter("segment") != null ? url.queryParameter("segment") : "";
+      ArrayNode out = JSON.createArrayNode();
+      long replyIndex;
+      synchronized (lock) {
+        replyIndex = coordinateIndex;
+        if (!filteredByAcl) {
+          for (ObjectNode e : coordinates.values()) { // TreeMap: sorted by node, as the state store lists them
+            if (!bySegment || e.path("Segment").asText().equals(segment)) {
+              out.add(e.deepCopy());
+            }
+          }
+        }
+      }
+      MockResponse reply = faulted(f, out.toString(), replyIndex);
+      return filteredByAcl
+          ? reply.newBuilder().setHeader("X-Consul-Results-Filtered-By-ACLs", "true").build()
+          : reply;
+    }
+
+    private void stallCoordinates() throws InterruptedException {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      synchronized (lock) {
+        while (coordinateFault == Fault.STALL && !stopped()) {
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            return;
+          }
+          TimeUnit.NANOSECONDS.timedWait(lock, left);
+        }
+      }
+    }
+
+    private void blockCoordinates(long minIndex, Duration wait) throws InterruptedException {
+      long waitNanos = wait.toNanos();
+      long jitter = waitNanos >= 16 ? ThreadLocalRandom.current().nextLong(waitNanos / 16 + 1) : 0;
+      long deadline = System.nanoTime() + waitNanos + jitter;
+      synchronized (lock) {
+        while (!stopped() && coordinateIndex <= minIndex && !coordinatesDisabled) {
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            return;
+          }
+          TimeUnit.NANOSECONDS.timedWait(lock, left);
+        }
+      }
     }
 
     /** Broken replies (bad index, bad body, a proxy's page, a dropped socket) come at once, not after the wait. */

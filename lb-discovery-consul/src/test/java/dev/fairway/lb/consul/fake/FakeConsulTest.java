@@ -177,4 +177,96 @@ class FakeConsulTest {
     assertThat(client.isAlive()).isFalse();
     assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(5000);
   }
+
+  @Test
+  void coordinateNodes_listsEveryNodeSortedInConsulsShape_underTheCoordinateIndex() throws Exception {
+    fake.setCoordinate("n2", new double[] {0.002, 0}, 0.3, -0.0001, 0.00002);
+    fake.setCoordinate("n1", new double[] {0.001, 0}, 0.2, 0, 0.00001);
+    try (Response r = get("/v1/coordinate/nodes")) {
+      assertThat(r.code()).isEqualTo(200);
+      assertThat(r.body().string()).isEqualTo("[{\"Node\":\"n1\",\"Segment\":\"\",\"Coord\":{\"Vec\":[0.001,0.0],"
+          + "\"Error\":0.2,\"Adjustment\":0.0,\"Height\":1.0E-5}},{\"Node\":\"n2\",\"Segment\":\"\",\"Coord\":"
+          + "{\"Vec\":[0.002,0.0],\"Error\":0.3,\"Adjustment\":-1.0E-4,\"Height\":2.0E-5}}]");
+      assertThat(r.header("X-Consul-Index")).isEqualTo(Long.toString(fake.coordinateIndex()));
+      assertThat(r.headers().names()).contains("X-Consul-Knownleader", "X-Consul-Lastcontact");
+    }
+    try (Response r = get("/v1/coordinate/nodes?segment=alpha")) {
+      assertThat(r.body().string()).as("?segment filters on the segment name").isEqualTo("[]");
+    }
+    try (Response r = get("/v1/coordinate/nodes?dc=mars")) {
+      assertThat(r.code()).isEqualTo(500);
+      assertThat(r.body().string()).isEqualTo("No path to datacenter");
+    }
+    try (Response r = get("/v1/coordinate/nodes?index=abc")) {
+      assertThat(r.code()).isEqualTo(400);
+      assertThat(r.body().string()).isEqualTo("Invalid index");
+    }
+  }
+
+  @Test
+  void coordinateNodes_blocksUntilACoordinateChanges_notOnOtherChanges() throws Exception {
+    fake.setCoordinate("n1", new double[] {0.001, 0}, 0.2, 0, 0.00001);
+    long index = fake.coordinateIndex();
+    Thread changer = new Thread(() -> {
+      try {
+        Thread.sleep(150);
+        fake.register("s", Instance.of("a", "10.0.0.1", 80)); // a health change: not a coordinate change
+        Thread.sleep(150);
+        fake.setCoordinate("n1", new double[] {0.002, 0}, 0.2, 0, 0.00001);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    changer.start();
+    long t0 = System.nanoTime();
+    try (Response r = get("/v1/coordinate/nodes?stale&index=" + index + "&wait=5s")) {
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertThat(ms).isBetween(250L, 2000L);
+      assertThat(Long.parseLong(r.header("X-Consul-Index"))).isGreaterThan(index);
+      assertThat(r.body().string()).contains("[0.002,0.0]");
+    }
+    changer.join(2000);
+    try (Response r = get("/v1/coordinate/nodes?index=" + fake.coordinateIndex() + "&wait=300ms")) {
+      assertThat(r.header("X-Consul-Index")).as("a timed-out wait answers the same index")
+          .isEqualTo(Long.toString(fake.coordinateIndex()));
+    }
+  }
+
+  @Test
+  void agentSelf_namesTheNodeAndItsCoordinate_andNeedsAgentRead() throws Exception {
+    fake.agentNode("agent-one");
+    fake.setCoordinate("agent-one", new double[] {0.001, 0}, 0.2, 0, 0.00001);
+    try (Response r = get("/v1/agent/self")) {
+      String body = r.body().string();
+      assertThat(r.code()).isEqualTo(200);
+      assertThat(body).contains("\"NodeName\":\"agent-one\"", "\"Datacenter\":\"dc1\"", "\"SegmentName\":\"\"",
+          "\"Coord\":{\"Vec\":[0.001,0.0]", "\"Member\":{\"Name\":\"agent-one\"");
+    }
+    fake.requireToken("admin");
+    fake.addTokenWithoutRead("reader");
+    try (Response r = http.newCall(new Request.Builder().url(fake.url() + "/v1/agent/self")
+        .header("X-Consul-Token", "reader").build()).execute()) {
+      assertThat(r.code()).isEqualTo(403);
+      assertThat(r.body().string()).isEqualTo("Permission denied");
+    }
+    try (Response r = http.newCall(new Request.Builder().url(fake.url() + "/v1/coordinate/nodes")
+        .header("X-Consul-Token", "reader").build()).execute()) {
+      assertThat(r.code()).as("node:read filters, as for health").isEqualTo(200);
+      assertThat(r.header("X-Consul-Results-Filtered-By-ACLs")).isEqualTo("true");
+      assertThat(r.body().string()).isEqualTo("[]");
+    }
+  }
+
+  @Test
+  void disableCoordinates_isANullCoordAnd401() throws Exception {
+    fake.setCoordinate("agent-one", new double[] {0.001, 0}, 0.2, 0, 0.00001);
+    fake.disableCoordinates();
+    try (Response r = get("/v1/agent/self")) {
+      assertThat(r.body().string()).contains("\"Coord\":null");
+    }
+    try (Response r = get("/v1/coordinate/nodes")) {
+      assertThat(r.code()).isEqualTo(401);
+      assertThat(r.body().string()).isEqualTo("Coordinate support disabled");
+    }
+  }
 }
