@@ -286,6 +286,36 @@ class HedgingTest {
   }
 
   @Test
+  void percentile_noHedgingUntilTheWindowHoldsEnoughCalls_thenItsPercentile() throws Exception {
+    Backends b = closer.add(Backends.named(2));
+    LoadBalancer lb = balancer(b);
+    java.util.concurrent.atomic.AtomicLong offset = new java.util.concurrent.atomic.AtomicLong();
+    Hedger.Scheduler never = (task, delayNanos) -> { // records the delay; the hedge never fires
+      scheduled.add(TimeUnit.NANOSECONDS.toMicros(delayNanos));
+      return () -> {};
+    };
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .ticker(() -> System.nanoTime() + offset.get()).hedgeScheduler(never, hedgePool)
+        .hedging(HedgingPolicy.percentile(95.0)).build());
+
+    for (int i = 0; i < HedgingPolicy.MIN_SAMPLES; i++) {
+      try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+        assertThat(response.body().string()).startsWith("s");
+      }
+    }
+    assertThat(scheduled).isEmpty(); // sent plainly while the window fills
+    offset.addAndGet(TimeUnit.SECONDS.toNanos(2)); // the window refreshes on the next call
+    try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+      assertThat(response.body().string()).startsWith("s");
+    }
+
+    assertThat(scheduled).hasSize(1);
+    assertThat(scheduled.get(0)).isBetween(1_000L, 3_000_000L); // p95 of loopback calls, at least 1 ms
+    assertThat(b.totalRequests()).isEqualTo(HedgingPolicy.MIN_SAMPLES + 1);
+    eventually("in-flight counts back to 0", () -> noneInFlight(lb));
+  }
+
+  @Test
   void policy_rejectsBadValuesAndASecondSetting() {
     assertThatThrownBy(() -> HedgingPolicy.fixedDelay(Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("delay: PT0S (expected: 1ms..1h)");

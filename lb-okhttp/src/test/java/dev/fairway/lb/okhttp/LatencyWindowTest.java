@@ -1,0 +1,108 @@
+package dev.fairway.lb.okhttp;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.concurrent.TimeUnit;
+import okhttp3.MediaType;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import org.junit.jupiter.api.Test;
+
+/** The percentile hedge delay on fake time, and which requests may be hedged. */
+class LatencyWindowTest {
+  private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
+  private static final long MS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  private static void recordMillis(LatencyWindow window, int from, int to) {
+    for (int ms = from; ms <= to; ms++) {
+      window.record(ms * MS);
+    }
+  }
+
+  @Test
+  void delay_isTheP95OfTheLastWindow_onceItHoldsEnoughSamples() {
+    LatencyWindow window = new LatencyWindow(95.0, 0);
+    recordMillis(window, 1, 100);
+
+    assertThat(window.delayNanos(0)).isEqualTo(-1); // not refreshed yet
+    assertThat(window.delayNanos(2 * SECOND - 1)).isEqualTo(-1);
+    long p95 = window.delayNanos(2 * SECOND);
+
+    assertThat(window.samples()).isEqualTo(100);
+    assertThat(TimeUnit.NANOSECONDS.toMicros(p95)).isBetween(94_500L, 95_500L); // 2 significant digits
+  }
+
+  @Test
+  void delay_staysOffWithTooFewSamples() {
+    LatencyWindow window = new LatencyWindow(95.0, 0);
+    recordMillis(window, 1, HedgingPolicy.MIN_SAMPLES - 1);
+
+    assertThat(window.delayNanos(2 * SECOND)).isEqualTo(-1);
+    assertThat(window.samples()).isEqualTo(99);
+    window.record(50 * MS);
+    assertThat(window.delayNanos(4 * SECOND)).isPositive(); // the 100th arrived in the next slice
+    assertThat(window.samples()).isEqualTo(100);
+  }
+
+  @Test
+  void delay_followsRecentLatency_oldSlicesAgeOut() {
+    LatencyWindow window = new LatencyWindow(50.0, 0);
+    for (int i = 0; i < 200; i++) {
+      window.record(10 * MS);
+    }
+    assertThat(TimeUnit.NANOSECONDS.toMillis(window.delayNanos(2 * SECOND))).isEqualTo(10);
+
+    // Five slices later (10 s) the 10 ms samples are gone; only the 300 ms ones of the last slice count.
+    for (int s = 2; s <= 5; s++) {
+      window.delayNanos(2L * s * SECOND);
+    }
+    for (int i = 0; i < 200; i++) {
+      window.record(300 * MS);
+    }
+    long median = window.delayNanos(12 * SECOND);
+
+    assertThat(window.samples()).isEqualTo(200);
+    assertThat(TimeUnit.NANOSECONDS.toMillis(median)).isBetween(298L, 302L);
+  }
+
+  @Test
+  void delay_afterAnIdleMinute_isOffUntilNewSamplesArrive() {
+    LatencyWindow window = new LatencyWindow(95.0, 0);
+    recordMillis(window, 1, 150);
+    assertThat(window.delayNanos(2 * SECOND)).isPositive();
+
+    assertThat(window.delayNanos(62 * SECOND)).isEqualTo(-1); // every slice aged out while idle
+    assertThat(window.samples()).isZero();
+  }
+
+  @Test
+  void delay_isAtLeastOneMillisecond_andLongTimesCountAsSixtySeconds() {
+    LatencyWindow fast = new LatencyWindow(95.0, 0);
+    for (int i = 0; i < 100; i++) {
+      fast.record(10_000); // 10 µs
+    }
+    assertThat(fast.delayNanos(2 * SECOND)).isEqualTo(MS);
+
+    LatencyWindow slow = new LatencyWindow(95.0, 0);
+    for (int i = 0; i < 100; i++) {
+      slow.record(TimeUnit.HOURS.toNanos(2));
+    }
+    assertThat(TimeUnit.NANOSECONDS.toSeconds(slow.delayNanos(2 * SECOND))).isEqualTo(60);
+  }
+
+  @Test
+  void isHedgeable_getHeadOptionsOrTaggedIdempotent_neverPostPutOrNonIdempotent() {
+    MediaType text = MediaType.get("text/plain");
+    Request.Builder base = new Request.Builder().url("http://orders/x");
+    assertThat(RetryPolicy.isHedgeable(base.build())).isTrue();
+    assertThat(RetryPolicy.isHedgeable(base.head().build())).isTrue();
+    assertThat(RetryPolicy.isHedgeable(base.method("OPTIONS", null).build())).isTrue();
+    assertThat(RetryPolicy.isHedgeable(base.post(RequestBody.create("a", text)).build())).isFalse();
+    assertThat(RetryPolicy.isHedgeable(base.put(RequestBody.create("a", text)).build())).isFalse();
+    assertThat(RetryPolicy.isHedgeable(base.delete().build())).isFalse();
+    assertThat(RetryPolicy.isHedgeable(new Request.Builder().url("http://orders/x")
+        .tag(Idempotency.class, Idempotency.NON_IDEMPOTENT).build())).isFalse();
+    assertThat(RetryPolicy.isHedgeable(new Request.Builder().url("http://orders/x").post(RequestBody.create("a", text))
+        .tag(Idempotency.class, Idempotency.IDEMPOTENT).build())).isTrue();
+  }
+}
