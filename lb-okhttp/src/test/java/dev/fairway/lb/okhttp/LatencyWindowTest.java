@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 class LatencyWindowTest {
   private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
   private static final long MS = TimeUnit.MILLISECONDS.toNanos(1);
+  private static final long UNKNOWN = LatencyWindow.UNKNOWN_REFRESH_NANOS;
 
   private static void recordMillis(LatencyWindow window, int from, int to) {
     for (int ms = from; ms <= to; ms++) {
@@ -20,27 +21,28 @@ class LatencyWindowTest {
   }
 
   @Test
-  void delay_isTheP95OfTheLastWindow_onceItHoldsEnoughSamples() {
+  void delay_isTheP95OfTheWindow_AsSoonAsItHoldsEnoughSamples() {
     LatencyWindow window = new LatencyWindow(95.0, 0);
     recordMillis(window, 1, 100);
 
-    assertThat(window.delayNanos(0)).isEqualTo(-1); // not refreshed yet
-    assertThat(window.delayNanos(2 * SECOND - 1)).isEqualTo(-1);
-    long p95 = window.delayNanos(2 * SECOND);
+    assertThat(window.delayNanos(0)).isEqualTo(-1); // not looked at yet
+    assertThat(window.delayNanos(UNKNOWN - 1)).isEqualTo(-1);
+    long p95 = window.delayNanos(UNKNOWN);
 
     assertThat(window.samples()).isEqualTo(100);
     assertThat(TimeUnit.NANOSECONDS.toMicros(p95)).isBetween(94_500L, 95_500L); // 2 significant digits
   }
 
   @Test
-  void delay_staysOffWithTooFewSamples() {
+  void delay_staysOffWithTooFewSamples_andIsLookedAtAgainSoon() {
     LatencyWindow window = new LatencyWindow(95.0, 0);
     recordMillis(window, 1, HedgingPolicy.MIN_SAMPLES - 1);
 
-    assertThat(window.delayNanos(2 * SECOND)).isEqualTo(-1);
+    assertThat(window.delayNanos(UNKNOWN)).isEqualTo(-1);
     assertThat(window.samples()).isEqualTo(99);
     window.record(50 * MS);
-    assertThat(window.delayNanos(4 * SECOND)).isPositive(); // the 100th arrived in the next slice
+    assertThat(window.delayNanos(2 * UNKNOWN - 1)).isEqualTo(-1); // the next look is due at 400 ms
+    assertThat(window.delayNanos(2 * UNKNOWN)).isPositive();
     assertThat(window.samples()).isEqualTo(100);
   }
 
@@ -50,16 +52,17 @@ class LatencyWindowTest {
     for (int i = 0; i < 200; i++) {
       window.record(10 * MS);
     }
-    assertThat(TimeUnit.NANOSECONDS.toMillis(window.delayNanos(2 * SECOND))).isEqualTo(10);
+    assertThat(TimeUnit.NANOSECONDS.toMillis(window.delayNanos(UNKNOWN))).isEqualTo(10);
 
-    // Five slices later (10 s) the 10 ms samples are gone; only the 300 ms ones of the last slice count.
-    for (int s = 2; s <= 5; s++) {
-      window.delayNanos(2L * s * SECOND);
+    // Known now: refreshed every 2 s. Four more slices keep the 10 ms values, the fifth drops them.
+    for (int k = 1; k <= 4; k++) {
+      assertThat(TimeUnit.NANOSECONDS.toMillis(window.delayNanos(2L * k * SECOND + UNKNOWN))).isEqualTo(10);
     }
+    assertThat(window.delayNanos(10 * SECOND + UNKNOWN)).isEqualTo(-1);
     for (int i = 0; i < 200; i++) {
       window.record(300 * MS);
     }
-    long median = window.delayNanos(12 * SECOND);
+    long median = window.delayNanos(10 * SECOND + 2 * UNKNOWN);
 
     assertThat(window.samples()).isEqualTo(200);
     assertThat(TimeUnit.NANOSECONDS.toMillis(median)).isBetween(298L, 302L);
@@ -69,7 +72,7 @@ class LatencyWindowTest {
   void delay_afterAnIdleMinute_isOffUntilNewSamplesArrive() {
     LatencyWindow window = new LatencyWindow(95.0, 0);
     recordMillis(window, 1, 150);
-    assertThat(window.delayNanos(2 * SECOND)).isPositive();
+    assertThat(window.delayNanos(UNKNOWN)).isPositive();
 
     assertThat(window.delayNanos(62 * SECOND)).isEqualTo(-1); // every slice aged out while idle
     assertThat(window.samples()).isZero();
@@ -81,13 +84,13 @@ class LatencyWindowTest {
     for (int i = 0; i < 100; i++) {
       fast.record(10_000); // 10 µs
     }
-    assertThat(fast.delayNanos(2 * SECOND)).isEqualTo(MS);
+    assertThat(fast.delayNanos(UNKNOWN)).isEqualTo(MS);
 
     LatencyWindow slow = new LatencyWindow(95.0, 0);
     for (int i = 0; i < 100; i++) {
       slow.record(TimeUnit.HOURS.toNanos(2));
     }
-    assertThat(TimeUnit.NANOSECONDS.toSeconds(slow.delayNanos(2 * SECOND))).isEqualTo(60);
+    assertThat(TimeUnit.NANOSECONDS.toSeconds(slow.delayNanos(UNKNOWN))).isEqualTo(60);
   }
 
   @Test
