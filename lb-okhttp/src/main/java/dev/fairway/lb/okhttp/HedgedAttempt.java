@@ -130,6 +130,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
     Outcome other = null;
     Outcome result = f;
     boolean cancelSecond = false;
+    boolean hedgeWon = false;
     lock.lock();
     try {
       firstOutcome = f;
@@ -156,6 +157,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
         } else if (winner == SECOND) {
           result = s;
           other = f;
+          hedgeWon = true;
         } else { // both legs failed: a response is worth more to the caller than an exception
           result = f.response != null || s.response == null ? f : s;
           other = result == f ? s : f;
@@ -178,7 +180,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
     if (other != null) {
       settleLoser(other);
     }
-    if (result == secondOutcome && result.response != null && usable(result)) {
+    if (hedgeWon) {
       route.metrics.hedge(CallMetrics.HEDGE_WON);
     }
     chosen = result.attempt;

@@ -14,14 +14,16 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * An interceptor's hedging machinery: the policy, the timer that fires hedges, the threads that run
- * them, and the clock. One per interceptor, built only when hedging is configured.
+ * them, and the clock. One per interceptor, built only when hedging is configured; the timer and
+ * threads are shared by all.
  *
  * <p>The first copy of a call runs on the caller's thread; only a hedge needs a thread of its own,
  * since OkHttp's {@code Call.execute()} blocks until the response headers arrive. Hedges run on a
  * pool of daemon threads (at most {@value #MAX_THREADS}, idle ones end after 30 s; a hedge that
  * finds none free is not sent) rather than on the client's dispatcher, whose per-host limit (5 by
  * default) is shared with the async calls the hedges would be waiting for. The timer is one daemon
- * thread that also ends when idle.
+ * thread that also ends when idle. A timer task costs one scheduled-future allocation and a lock
+ * on the timer's queue per hedgeable call (cancelled when the first copy answers in time).
  */
 final class Hedger {
   static final int MAX_THREADS = 256;
@@ -44,19 +46,34 @@ final class Hedger {
     this.ticker = ticker;
   }
 
-  /** With a real timer thread and hedge pool. */
+  /** With the shared timer thread and hedge pool. */
   static Hedger create(HedgingPolicy policy, LongSupplier ticker) {
-    ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemon("fairway-hedge-timer"));
-    timer.setRemoveOnCancelPolicy(true); // most timers are cancelled: the first copy answered in time
-    timer.setKeepAliveTime(10, TimeUnit.SECONDS);
-    timer.allowCoreThreadTimeOut(true);
-    ThreadPoolExecutor pool = new ThreadPoolExecutor(
+    return new Hedger(policy, Shared.SCHEDULER, Shared.POOL, ticker);
+  }
+
+  /**
+   * One timer thread and one hedge pool for every interceptor in the JVM, made on first use: an
+   * application with many clients (the lab builds dozens) then holds at most {@value #MAX_THREADS}
+   * hedge threads in all, and none once it is idle. An interceptor has no close, so nothing of its
+   * own could stop them.
+   */
+  private static final class Shared {
+    static final ThreadPoolExecutor POOL = new ThreadPoolExecutor(
         0, MAX_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), daemon("fairway-hedge-"));
-    Scheduler scheduler = (task, delayNanos) -> {
-      ScheduledFuture<?> future = timer.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
-      return () -> future.cancel(false);
-    };
-    return new Hedger(policy, scheduler, pool, ticker);
+    static final Scheduler SCHEDULER;
+
+    static {
+      ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemon("fairway-hedge-timer"));
+      timer.setRemoveOnCancelPolicy(true); // most timers are cancelled: the first copy answered in time
+      timer.setKeepAliveTime(10, TimeUnit.SECONDS);
+      timer.allowCoreThreadTimeOut(true);
+      SCHEDULER = (task, delayNanos) -> {
+        ScheduledFuture<?> future = timer.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+        return () -> future.cancel(false);
+      };
+    }
+
+    private Shared() {}
   }
 
   /** The hedging state of one service. */

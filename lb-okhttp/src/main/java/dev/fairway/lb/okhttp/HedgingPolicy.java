@@ -16,9 +16,9 @@ import org.jspecify.annotations.Nullable;
  *       response time, so only the slowest {@code 100 - p} percent of calls get a hedge. The
  *       percentile is taken over about the last 10 seconds and refreshed every 2; until that window
  *       holds {@value #MIN_SAMPLES} responses (looked at every 200 ms until then), calls are not
- *       hedged at all (a guess at start-up could
- *       double the load of a service that is slow because it is cold). For traffic under about 10
- *       calls a second per service use {@link #fixedDelay(Duration)}.
+ *       hedged at all: a guess at start-up could double the load of a service that is slow because
+ *       it is cold. For traffic under about 10 calls a second per service use {@link
+ *       #fixedDelay(Duration)}.
  * </ul>
  *
  * <p>Hedges and retries of a service draw from one budget, {@link
