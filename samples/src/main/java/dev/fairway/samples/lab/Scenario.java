@@ -33,7 +33,21 @@ public enum Scenario {
    * 100 users over 10 clients; from one third of the window on, backend-2 answers every request
    * with 503 at once: the "black hole" that attracts strategies that prefer the least loaded target.
    */
-  FASTFAIL(100, 10, "100 users over 10 clients, backend-2 answers 503 at once from 1/3");
+  FASTFAIL(100, 10, "100 users over 10 clients, backend-2 answers 503 at once from 1/3"),
+  /**
+   * 100 users, as {@link #STEADY}; on every backend {@value #JITTER_PERCENT}% of requests take
+   * {@value #JITTER_FACTOR}x their service time, as a GC pause or a noisy neighbour does, decided by
+   * each backend with seeded randomness. The tail that hedging ({@code --hedge}) is for. Not in the
+   * default run: name it ({@code --scenario jitter}).
+   */
+  JITTER(100, 1, "100 users, 1% of requests on every backend take 20x");
+
+  /** The share of requests, in percent, that {@link #JITTER} makes slow on every backend. */
+  static final int JITTER_PERCENT = 1;
+  /** How much slower those requests are. */
+  static final int JITTER_FACTOR = 20;
+  /** Backend i draws from {@code new Random(JITTER_SEED + i)}: the same requests are slow in every run. */
+  static final long JITTER_SEED = 16;
 
   /** How much slower backend-1 gets in {@link #SLOWDOWN}. */
   static final int SLOWDOWN_FACTOR = 10;
@@ -76,6 +90,21 @@ public enum Scenario {
 
   boolean killsBackend() {
     return this == FAILURE || this == RECOVERY;
+  }
+
+  /** Whether {@code lab} with no {@code --scenario} (or {@code --scenario all}) runs it: all but {@link #JITTER}. */
+  boolean inDefaultRun() {
+    return this != JITTER;
+  }
+
+  /** The scenarios of the default run, in order. */
+  static java.util.List<Scenario> defaultRun() {
+    return java.util.Arrays.stream(values()).filter(Scenario::inDefaultRun).toList();
+  }
+
+  /** The mean service time under {@link #JITTER} as a multiple of the base one (1.19), else 1. */
+  double meanServiceFactor() {
+    return this == JITTER ? 1 + JITTER_PERCENT / 100.0 * (JITTER_FACTOR - 1) : 1;
   }
 
   /** Whether something happens to a backend during the window (kill, slowdown, fast failure). */
@@ -135,6 +164,6 @@ public enum Scenario {
         return s;
       }
     }
-    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail or all)");
+    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail, jitter or all)");
   }
 }

@@ -121,6 +121,9 @@ final class ScenarioRun {
         backends[i] =
             new Backend(i + 1, (long) (serviceSeconds[i] * 1e9), options.workers(), options.loadReports()).start();
         resources.add(backends[i]);
+        if (scenario == Scenario.JITTER) { // from the start: warm-up included, a steady property of the fleet
+          backends[i].jitter(Scenario.JITTER_PERCENT / 100.0, Scenario.JITTER_FACTOR, Scenario.JITTER_SEED + i);
+        }
       }
       // One prober for all balancers: it stands for the health checks, not for a caller. Its pool
       // keeps a connection for every probe that can be out at once (each balancer probes the four
@@ -153,6 +156,7 @@ final class ScenarioRun {
       long end = start + windowNanos;
       pool.openWindow(start, end);
       long retriesAtStart = retries(registries);
+      long hedgesAtStart = hedgesSent(registries);
       boolean faulted = false;
       boolean restarted = false;
       double faultAt = Double.NaN;
@@ -197,6 +201,7 @@ final class ScenarioRun {
               ? Double.NaN
               : failingShare(receivedAfterGrace, received(backends), Scenario.FAILING_BACKEND);
       long retries = retries(registries) - retriesAtStart;
+      long hedges = hedgesSent(registries) - hedgesAtStart;
 
       double bucketSeconds = bucketNanos / 1e9;
       double baseline = Double.NaN;
@@ -241,7 +246,7 @@ final class ScenarioRun {
           h.getValueAtPercentile(99) / 1000.0,
           pool.errors.sum(), retries, perBackend, bucketSeconds, pool.seriesPerBackend(), pool.seriesErrors(),
           observedSeconds, faultAt, restartAt, inFlightAtKill, recovery, baseline, failingShare,
-          errorSummary(pool.errorKinds));
+          errorSummary(pool.errorKinds), h.getValueAtPercentile(99.9) / 1000.0, hedges);
     } finally {
       for (int i = resources.size() - 1; i >= 0; i--) {
         try {
@@ -307,6 +312,9 @@ final class ScenarioRun {
     if (usesKeys(strategy)) {
       interceptor.affinityKey(AffinityKey.header(USER_HEADER));
     }
+    if (options.hedging() != null) {
+      interceptor.hedging(options.hedging());
+    }
     return BASE_CLIENT.newBuilder()
         .dispatcher(dispatcher)
         .connectionPool(new ConnectionPool(users + 64, 1, TimeUnit.MINUTES))
@@ -354,6 +362,17 @@ final class ScenarioRun {
     double sum = 0;
     for (MeterRegistry registry : registries) {
       for (Counter c : registry.find("fairway.retries").counters()) {
+        sum += c.count();
+      }
+    }
+    return Math.round(sum);
+  }
+
+  /** Hedges the interceptors sent ({@code fairway.hedges{result=sent}}), over every client's registry. */
+  private static long hedgesSent(MeterRegistry[] registries) {
+    double sum = 0;
+    for (MeterRegistry registry : registries) {
+      for (Counter c : registry.find("fairway.hedges").tag("result", "sent").counters()) {
         sum += c.count();
       }
     }

@@ -92,4 +92,28 @@ class BackendTest {
     assertThat(backend.received()).isEqualTo(1);
     assertThat(backend.served()).isEqualTo(1);
   }
+
+  @Test
+  void jitter_slowsTheSeededShareOfRequests_theSameOnesEveryRun() throws IOException {
+    long service = TimeUnit.MILLISECONDS.toNanos(5);
+    backend = new Backend(1, service, 8).start();
+    backend.jitter(0.25, 20, 7);
+    java.util.Random draws = new java.util.Random(7);
+    java.util.List<Integer> expected = new java.util.ArrayList<>();
+    java.util.List<Integer> slow = new java.util.ArrayList<>();
+    for (int i = 0; i < 24; i++) {
+      if (draws.nextDouble() < 0.25) {
+        expected.add(i);
+      }
+      long started = System.nanoTime();
+      try (Response r = get()) {
+        assertThat(r.code()).isEqualTo(200);
+      }
+      if (System.nanoTime() - started >= 20 * service) {
+        slow.add(i);
+      }
+    }
+    assertThat(expected).isNotEmpty();
+    assertThat(slow).isEqualTo(expected);
+  }
 }
