@@ -302,7 +302,10 @@ public final class LoadBalancingInterceptor implements Interceptor {
      *
      * <p>Each copy is a clone of the caller's {@link okhttp3.Call} that passes through the client's
      * interceptors again: add this interceptor first, so that no other application interceptor sees
-     * the copies as calls of their own (network interceptors and event listeners always do).
+     * the copies as calls of their own (network interceptors and event listeners always do). Each
+     * copy runs with the client's own timeouts (its call timeout then also covers the copy's body);
+     * timeouts an earlier interceptor set with {@code chain.withReadTimeout} and the like, and
+     * tags set on the caller's {@code Call}, do not carry over to the copies. Request tags do.
      */
     public Builder hedging(HedgingPolicy policy) {
       Args.requireUnset("hedging", hedging);

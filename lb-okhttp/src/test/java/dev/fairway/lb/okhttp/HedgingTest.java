@@ -267,6 +267,65 @@ class HedgingTest {
   }
 
   @Test
+  void bothCopiesFail_theRetryGoesToTheThirdTarget() throws Exception {
+    AtomicInteger seen = new AtomicInteger();
+    // Request 1 (the first copy) answers 503 after 300 ms, request 2 (the hedge) 503 at once,
+    // request 3 (the retry, which must avoid both) 200.
+    Backends b = closer.add(Backends.start(3, i -> request -> switch (seen.getAndIncrement()) {
+      case 0 -> slow(300, 503, "down");
+      case 1 -> new MockResponse.Builder().code(503).body("down").build();
+      default -> Backends.ok("s" + i);
+    }));
+    LoadBalancer lb = balancer(b);
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build());
+
+    String body;
+    try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+      assertThat(response.code()).isEqualTo(200);
+      body = response.body().string();
+    }
+
+    int third = Integer.parseInt(body.substring(1));
+    assertThat(b.requests(third)).isEqualTo(1);
+    assertThat(b.totalRequests()).isEqualTo(3);
+    assertThat(hedges("sent")).isEqualTo(1.0);
+    assertThat(hedges("won")).isZero();
+    assertThat(registry.get("fairway.retries").tag("reason", "status_503").counter().count()).isEqualTo(1.0);
+    for (int i = 0; i < 3; i++) {
+      assertThat(attempts(b, i, i == third ? "success" : "failure")).as("server %d", i).isEqualTo(1);
+    }
+    eventually("in-flight counts back to 0", () -> noneInFlight(lb));
+  }
+
+  @Test
+  void asyncCall_isHedgedToo() throws Exception {
+    Backends b = closer.add(firstSlow(2, slow(5_000, 200, "slow"), i -> Backends.ok("s" + i)));
+    LoadBalancer lb = balancer(b);
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100))).build());
+    CompletableFuture<String> body = new CompletableFuture<>();
+
+    client.newCall(new Request.Builder().url("http://orders/x").build()).enqueue(new okhttp3.Callback() {
+      @Override
+      public void onFailure(Call call, IOException e) {
+        body.completeExceptionally(e);
+      }
+
+      @Override
+      public void onResponse(Call call, Response response) throws IOException {
+        try (response) {
+          body.complete(response.body().string());
+        }
+      }
+    });
+
+    assertThat(body.get(3, TimeUnit.SECONDS)).matches("s[01]");
+    assertThat(hedges("won")).isEqualTo(1.0);
+    eventually("in-flight counts back to 0", () -> noneInFlight(lb));
+  }
+
+  @Test
   void fastAnswer_beforeTheDelay_sendsNoHedge() throws Exception {
     Backends b = closer.add(Backends.named(2));
     LoadBalancer lb = balancer(b);
