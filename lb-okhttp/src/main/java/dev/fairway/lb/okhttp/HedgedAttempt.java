@@ -164,11 +164,20 @@ final class HedgedAttempt extends EventListener implements Runnable {
         }
       }
     } catch (InterruptedException e) {
+      finished = true; // a hedge outcome arriving from now on is settled by the hedge's thread
+      Outcome s = secondOutcome;
+      lock.unlock();
       Thread.currentThread().interrupt();
       cancelLegs();
+      settleLoser(f);
+      if (s != null) {
+        settleLoser(s);
+      }
       throw new java.io.InterruptedIOException("interrupted while waiting for a hedge");
     } finally {
-      lock.unlock();
+      if (lock.isHeldByCurrentThread()) {
+        lock.unlock();
+      }
     }
     cancelTimer.run();
     if (cancelSecond) {
