@@ -57,7 +57,7 @@ final class BalancedCall {
   Response proceed() throws IOException {
     route.budget.deposit();
     if (route.hedging != null) {
-      route.hedging.calls.increment();
+      route.hedging.counts.call();
     }
     try {
       for (;;) {

@@ -224,7 +224,7 @@ class CallMetrics implements LoadBalancerListener {
     @Override
     void hedging(Hedger.RouteHedging hedging) {
       extraLoad = Gauge.builder("fairway.hedges.extra.load", hedging, Hedger.RouteHedging::extraLoad)
-          .description("Hedges sent per call of the service since the interceptor was built (0.05 = 5% extra calls)")
+          .description("Hedges sent per call of the service over the last 10 s (0.05 = 5% extra calls)")
           .tag("service", service)
           .strongReference(true)
           .register(registry);

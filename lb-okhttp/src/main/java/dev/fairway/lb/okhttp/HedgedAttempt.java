@@ -258,7 +258,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
     route.metrics.hedge(CallMetrics.HEDGE_SENT);
     Hedger.RouteHedging stats = route.hedging;
     if (stats != null) {
-      stats.hedges.increment();
+      stats.counts.hedge();
     }
     if (call.isCanceled()) {
       leg.cancel();

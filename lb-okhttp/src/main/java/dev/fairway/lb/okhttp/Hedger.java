@@ -8,7 +8,6 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -79,7 +78,8 @@ final class Hedger {
   /** The hedging state of one service. */
   RouteHedging forRoute() {
     double p = policy.percentileValue();
-    return new RouteHedging(Double.isNaN(p) ? null : new LatencyWindow(p, ticker.getAsLong()), policy.fixedDelayNanos());
+    return new RouteHedging(Double.isNaN(p) ? null : new LatencyWindow(p, ticker.getAsLong()), policy.fixedDelayNanos(),
+        new RecentCounts(ticker));
   }
 
   private static ThreadFactory daemon(String prefix) {
@@ -95,12 +95,12 @@ final class Hedger {
   static final class RouteHedging {
     final @Nullable LatencyWindow window; // null for a fixed delay
     private final long fixedDelayNanos;
-    final LongAdder calls = new LongAdder();
-    final LongAdder hedges = new LongAdder();
+    final RecentCounts counts;
 
-    RouteHedging(@Nullable LatencyWindow window, long fixedDelayNanos) {
+    RouteHedging(@Nullable LatencyWindow window, long fixedDelayNanos, RecentCounts counts) {
       this.window = window;
       this.fixedDelayNanos = fixedDelayNanos;
+      this.counts = counts;
     }
 
     /** The delay before a hedge of a call starting now, or -1 for none. */
@@ -115,10 +115,9 @@ final class Hedger {
       }
     }
 
-    /** Hedges sent per call of this service since the interceptor was built (0 before the first call). */
+    /** Hedges sent per call of this service over the last 10 s (0 without calls). */
     double extraLoad() {
-      long n = calls.sum();
-      return n == 0 ? 0.0 : hedges.sum() / (double) n;
+      return counts.extraLoad();
     }
   }
 }

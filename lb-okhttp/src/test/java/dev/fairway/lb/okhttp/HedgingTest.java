@@ -203,8 +203,9 @@ class HedgingTest {
         .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build());
     Call call = client.newCall(new Request.Builder().url("http://orders/x").build());
     CompletableFuture<Throwable> failure = CompletableFuture.supplyAsync(() -> {
-      try (Response response = call.execute()) {
-        return null;
+      try {
+        call.execute().close();
+        return new AssertionError("the call was not cancelled");
       } catch (IOException e) {
         return e;
       }

@@ -108,4 +108,27 @@ class LatencyWindowTest {
     assertThat(RetryPolicy.isHedgeable(new Request.Builder().url("http://orders/x").post(RequestBody.create("a", text))
         .tag(Idempotency.class, Idempotency.IDEMPOTENT).build())).isTrue();
   }
+
+  @Test
+  void extraLoad_isHedgesPerCallOverTheLastTenSeconds() {
+    java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong();
+    RecentCounts counts = new RecentCounts(now::get);
+    assertThat(counts.extraLoad()).isZero();
+    for (int i = 0; i < 20; i++) {
+      counts.call();
+    }
+    counts.hedge();
+    now.set(5 * SECOND);
+    for (int i = 0; i < 20; i++) {
+      counts.call();
+    }
+    counts.hedge();
+    counts.hedge();
+
+    assertThat(counts.extraLoad()).isEqualTo(3 / 40.0);
+    now.set(10 * SECOND); // second 0 has left the window
+    assertThat(counts.extraLoad()).isEqualTo(2 / 20.0);
+    now.set(15 * SECOND);
+    assertThat(counts.extraLoad()).isZero();
+  }
 }
