@@ -62,6 +62,10 @@ import org.jspecify.annotations.Nullable;
  *       of a request that could still be retried is read before the call returns, so a connection
  *       lost mid-body is retried too; bigger bodies stream, and an error while reading them reaches
  *       the caller.
+ *   <li>With {@link Builder#hedging}, a GET, HEAD or OPTIONS call (or one tagged {@link
+ *       Idempotency#IDEMPOTENT}) that has no response after the policy's delay gets one hedge on
+ *       another target; the first usable response wins and the other copy is cancelled and its
+ *       pick released. Hedges share the retry budget and count as attempts.
  * </ul>
  *
  * <h2>OkHttp's own retryOnConnectionFailure</h2>
@@ -82,7 +86,9 @@ import org.jspecify.annotations.Nullable;
  * tags {@code service}, {@code target}, {@code outcome} = {@code success}, {@code failure},
  * {@code cancelled} or {@code no_target}), {@code fairway.retries} (tags {@code service},
  * {@code reason} = {@code connect_failure}, {@code io_failure} or {@code status_<code>}),
- * {@code fairway.retry.budget.exhausted} (tag {@code service}) and {@code fairway.leaked.responses}
+ * {@code fairway.retry.budget.exhausted} (tag {@code service}), {@code fairway.hedges} (tags {@code
+ * service}, {@code result} = {@code sent}, {@code won} or {@code budget_exhausted}) with the gauge
+ * {@code fairway.hedges.extra.load} (hedges per call over the last 10 s), and {@code fairway.leaked.responses}
  * (tag {@code service}: response bodies garbage-collected unclosed, whose in-flight slot was then
  * freed; the first is logged). A target's meters are removed when it leaves the balancer, and all
  * of them when the balancer closes.
@@ -163,7 +169,8 @@ public final class LoadBalancingInterceptor implements Interceptor {
 
   @Override
   public String toString() {
-    return "LoadBalancingInterceptor{services=" + routes.keySet() + ", maxAttempts=" + policy.maxAttempts() + "}";
+    return "LoadBalancingInterceptor{services=" + routes.keySet() + ", maxAttempts=" + policy.maxAttempts()
+        + (hedger != null ? ", hedging=" + hedger.policy : "") + "}";
   }
 
   /**

@@ -376,6 +376,24 @@ class HedgingTest {
   }
 
   @Test
+  void hedgeMeters_areRemovedWhenTheBalancerCloses() throws Exception {
+    Backends b = closer.add(Backends.start(2, i -> request -> slow(100, 200, "s" + i)));
+    LoadBalancer lb = LoadBalancer.builder("orders").targets(b.targets()).meterRegistry(registry).build();
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .hedgeScheduler(immediately, hedgePool).retryBudget(0.0, 0).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(10))).build());
+    try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+      assertThat(response.code()).isEqualTo(200);
+    }
+    assertThat(hedges("budget_exhausted")).isEqualTo(1.0); // a budget of nothing: no hedge at all
+    assertThat(b.totalRequests()).isEqualTo(1);
+
+    lb.close();
+
+    assertThat(registry.find("fairway.hedges").counters()).isEmpty();
+    assertThat(registry.find("fairway.hedges.extra.load").gauge()).isNull();
+  }
+
+  @Test
   void policy_rejectsBadValuesAndASecondSetting() {
     assertThatThrownBy(() -> HedgingPolicy.fixedDelay(Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("delay: PT0S (expected: 1ms..1h)");
@@ -385,5 +403,8 @@ class HedgingTest {
     assertThatThrownBy(() -> builder.hedging(HedgingPolicy.percentile(99)))
         .isInstanceOf(IllegalStateException.class).hasMessage("hedging was already set to HedgingPolicy{percentile=95.0}");
     assertThat(HedgingPolicy.fixedDelay(Duration.ofMillis(30))).hasToString("HedgingPolicy{fixedDelay=PT0.03S}");
+    LoadBalancer lb = closer.add(LoadBalancer.builder("orders").targets(dev.fairway.lb.Target.of("127.0.0.1", 1)).build());
+    assertThat(LoadBalancingInterceptor.builder().service("orders", lb).hedging(HedgingPolicy.percentile(99)).build())
+        .hasToString("LoadBalancingInterceptor{services=[orders], maxAttempts=3, hedging=HedgingPolicy{percentile=99.0}}");
   }
 }
