@@ -81,6 +81,8 @@ final class Backend implements AutoCloseable {
   private volatile java.util.Random jitter; // null: no jitter
   private volatile double jitterShare;
   private volatile int jitterFactor = 1;
+  /** Requests the jitter slowed since start. */
+  private final LongAdder jittered = new LongAdder();
   private int port;
   private int adminPort;
   private HttpServer server;
@@ -174,6 +176,7 @@ final class Backend implements AutoCloseable {
       java.util.Random slowOnes = jitter;
       if (slowOnes != null && slowOnes.nextDouble() < jitterShare) {
         service *= jitterFactor;
+        jittered.increment();
       }
       long deadline = System.nanoTime() + service;
       for (long left = service; left > 0; left = deadline - System.nanoTime()) {
@@ -301,6 +304,11 @@ final class Backend implements AutoCloseable {
   /** Requests that reached a worker since start (answered, failed fast, or cut by a kill). */
   long received() {
     return received.sum();
+  }
+
+  /** Requests the jitter slowed since start. */
+  long jittered() {
+    return jittered.sum();
   }
 
   /** Responses written since start. */
