@@ -91,6 +91,17 @@ final class Attempt implements Runnable {
     route.metrics.attempt(timers, outcome, startNanos);
   }
 
+  /**
+   * The other copy of a hedged call won: frees the slot, records neither a failure nor a latency
+   * sample, and times the attempt as cancelled.
+   */
+  void superseded() {
+    if (DONE.compareAndSet(this, 0, 1)) {
+      pick.release();
+      route.metrics.attempt(timers, CallMetrics.Outcome.CANCELLED, startNanos);
+    }
+  }
+
   /** A later interceptor threw a non-I/O exception: a bug there, not the target's fault. Frees the slot only. */
   void abandon() {
     if (DONE.compareAndSet(this, 0, 1)) {

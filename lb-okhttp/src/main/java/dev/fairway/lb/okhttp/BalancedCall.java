@@ -33,6 +33,7 @@ final class BalancedCall {
   private final LoadBalancingInterceptor interceptor;
   private final @Nullable String affinityKey;
   private final boolean resendable;
+  private final boolean hedgeable; // the interceptor hedges, and this request may be hedged
 
   private @Nullable Set<Target> tried; // allocated on the first retry only
   private @Nullable Response previous; // a retryable-status response, returned if no further attempt is made
@@ -50,10 +51,14 @@ final class BalancedCall {
     this.interceptor = interceptor;
     this.affinityKey = interceptor.affinityKey == null ? null : interceptor.affinityKey.apply(request);
     this.resendable = RetryPolicy.isResendable(request);
+    this.hedgeable = interceptor.hedger != null && RetryPolicy.isHedgeable(request);
   }
 
   Response proceed() throws IOException {
     route.budget.deposit();
+    if (route.hedging != null) {
+      route.hedging.counts.call();
+    }
     try {
       for (;;) {
         Pick pick = nextPick();
@@ -121,29 +126,82 @@ final class BalancedCall {
       previous.close(); // its attempt is complete; only its connection is still held
       previous = null;
     }
+    Attempt answered = attempt; // the hedge, if a hedge answered for this attempt
     try {
-      response = chain.proceed(rewrite(attempt.target()));
-      attempt.responded(response.code(), interceptor.policy.isFailure(response.code()),
+      HedgedAttempt hedged = attempts == 1 ? hedge(attempt) : null;
+      if (hedged == null) {
+        response = send(attempt);
+      } else {
+        try {
+          response = hedged.race();
+          answered = hedged.chosen();
+        } finally {
+          Target hedge = hedged.hedgeTarget();
+          if (hedge != null) { // a hedge counts as an attempt on a target this call tried
+            attempts++;
+            tried = tried(hedge);
+          }
+        }
+      }
+      answered.responded(response.code(), interceptor.policy.isFailure(response.code()),
           response.header(LoadReportParser.HEADER));
       if (resendable && attempts < interceptor.policy.maxAttempts()) {
         prefetchSmallBody(response);
       }
     } catch (IOException e) {
-      attempt.complete(e);
+      answered.complete(e);
       retryReason = call.isCanceled() ? null : interceptor.policy.onIOException(e, resendable, attempts);
-      return failed(attempt.target(), e);
+      return failed(answered.target(), e);
     } catch (RuntimeException | Error e) {
-      attempt.abandon();
+      answered.abandon();
       throw e;
     }
     retryReason = interceptor.policy.onResponse(response.code(), resendable, attempts);
     if (retryReason == null) {
-      return track(response, attempt);
+      return track(response, answered);
     }
-    attempt.complete(null); // reports the failure status now, before the next pick
+    answered.complete(null); // reports the failure status now, before the next pick
     previous = response;
-    tried = tried(attempt.target());
+    tried = tried(answered.target());
     return null;
+  }
+
+  /** Sends {@code attempt} through the rest of the chain on this thread. */
+  private Response send(Attempt attempt) throws IOException {
+    Hedger hedger = interceptor.hedger;
+    Hedger.RouteHedging hedging = route.hedging;
+    if (!hedgeable || hedger == null || hedging == null || hedging.window == null) {
+      return chain.proceed(rewrite(request, attempt.target()));
+    }
+    // Hedging by percentile learns from unhedged first attempts too (until it has enough samples).
+    long start = hedger.ticker.getAsLong();
+    Response response = chain.proceed(rewrite(request, attempt.target()));
+    if (!interceptor.policy.isFailure(response.code())) {
+      hedging.record(hedger.ticker.getAsLong() - start);
+    }
+    return response;
+  }
+
+  /**
+   * The race for the first attempt of a hedgeable call, or null to send it plainly: not hedgeable,
+   * or no delay known yet. The attempt's pick moves to the race's first leg.
+   */
+  private @Nullable HedgedAttempt hedge(Attempt attempt) {
+    Hedger hedger = interceptor.hedger;
+    Hedger.RouteHedging hedging = route.hedging;
+    if (!hedgeable || hedger == null || hedging == null) {
+      return null;
+    }
+    long delay = hedging.delayNanos(hedger.ticker.getAsLong());
+    return delay < 0 ? null : new HedgedAttempt(this, call, route, hedger, delay, attempt);
+  }
+
+  @Nullable String affinityKey() {
+    return affinityKey;
+  }
+
+  boolean isFailure(int code) {
+    return interceptor.policy.isFailure(code);
   }
 
   /** Records {@code e}; returns null to retry, or throws it with the earlier failures suppressed. */
@@ -195,7 +253,7 @@ final class BalancedCall {
    * The request for {@code target}. A target OkHttp will not put in a URL is that target's failure,
    * like a connection that could not be made (so it is ejected, and the call moves on), not a bug.
    */
-  private Request rewrite(Target target) throws ConnectException {
+  Request rewrite(Request request, Target target) throws ConnectException {
     HttpUrl url;
     try {
       url = route.urls.rewrite(request.url(), target);

@@ -3,6 +3,7 @@ package dev.fairway.lb.okhttp;
 import dev.fairway.lb.LoadBalancerListener;
 import dev.fairway.lb.Target;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -43,6 +44,11 @@ class CallMetrics implements LoadBalancerListener {
   static final String CONNECT_FAILURE = "connect_failure";
   static final String IO_FAILURE = "io_failure";
 
+  /** Result tags of {@code fairway.hedges}. */
+  static final String HEDGE_SENT = "sent";
+  static final String HEDGE_WON = "won";
+  static final String HEDGE_BUDGET_EXHAUSTED = "budget_exhausted";
+
   long startNanos() {
     return 0;
   }
@@ -61,6 +67,12 @@ class CallMetrics implements LoadBalancerListener {
   void budgetExhausted() {}
 
   void leaked() {}
+
+  /** {@code result}: {@link #HEDGE_SENT}, {@link #HEDGE_WON} or {@link #HEDGE_BUDGET_EXHAUSTED}. */
+  void hedge(String result) {}
+
+  /** The interceptor hedges calls of this service: registers the extra-load gauge. */
+  void hedging(Hedger.RouteHedging hedging) {}
 
   /** A load report header was read: {@code parsed}, or malformed (and ignored). */
   void loadReport(boolean parsed) {}
@@ -90,13 +102,18 @@ class CallMetrics implements LoadBalancerListener {
    * its response body is consumed or closed), {@code fairway.retries{service,reason}}, {@code
    * fairway.retry.budget.exhausted{service}}, {@code fairway.leaked.responses{service}} and {@code
    * fairway.load.reports{service,result}} (result {@code parsed} or {@code malformed}; registered on
-   * the first report, so a service whose targets send none has no such meter).
+   * the first report, so a service whose targets send none has no such meter), and when hedging:
+   * {@code fairway.hedges{service,result}} (result {@code sent}, {@code won} or {@code
+   * budget_exhausted}, each registered on first use) and the gauge {@code
+   * fairway.hedges.extra.load{service}}.
    */
   static final class MicrometerCallMetrics extends CallMetrics {
     private final MeterRegistry registry;
     private final String service;
     private final ConcurrentMap<String, TargetTimers> timersByTarget = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Counter> retriesByReason = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, Counter> hedgesByResult = new ConcurrentHashMap<>();
+    private volatile @Nullable Gauge extraLoad;
     private volatile @Nullable Timer noTarget; // registered on first use: most services never see one
     private volatile @Nullable Counter leaked; // likewise
     private volatile @Nullable Counter reportsParsed; // likewise
@@ -188,6 +205,32 @@ class CallMetrics implements LoadBalancerListener {
     }
 
     @Override
+    void hedge(String result) {
+      Counter counter = hedgesByResult.get(result);
+      if (counter == null) {
+        if (closed) {
+          return;
+        }
+        counter = hedgesByResult.computeIfAbsent(result, r -> unlessClosed(
+            Counter.builder("fairway.hedges")
+                .description("Hedged calls: second copies sent, won (their response was used), or not sent for lack of budget")
+                .tag("service", service)
+                .tag("result", r)
+                .register(registry)));
+      }
+      counter.increment();
+    }
+
+    @Override
+    void hedging(Hedger.RouteHedging hedging) {
+      extraLoad = Gauge.builder("fairway.hedges.extra.load", hedging, Hedger.RouteHedging::extraLoad)
+          .description("Hedges sent per call of the service over the last 10 s (0.05 = 5% extra calls)")
+          .tag("service", service)
+          .strongReference(true)
+          .register(registry);
+    }
+
+    @Override
     void budgetExhausted() {
       budgetExhausted.increment();
     }
@@ -246,6 +289,9 @@ class CallMetrics implements LoadBalancerListener {
       timersByTarget.clear();
       retriesByReason.values().forEach(registry::remove);
       retriesByReason.clear();
+      hedgesByResult.values().forEach(registry::remove);
+      hedgesByResult.clear();
+      remove(extraLoad);
       remove(noTarget);
       remove(leaked);
       remove(reportsParsed);

@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
 import okhttp3.HttpUrl;
 import okhttp3.Interceptor;
@@ -61,6 +62,10 @@ import org.jspecify.annotations.Nullable;
  *       of a request that could still be retried is read before the call returns, so a connection
  *       lost mid-body is retried too; bigger bodies stream, and an error while reading them reaches
  *       the caller.
+ *   <li>With {@link Builder#hedging}, a GET, HEAD or OPTIONS call (or one tagged {@link
+ *       Idempotency#IDEMPOTENT}) that has no response after the policy's delay gets one hedge on
+ *       another target; the first usable response wins and the other copy is cancelled and its
+ *       pick released. Hedges share the retry budget and count as attempts.
  * </ul>
  *
  * <h2>OkHttp's own retryOnConnectionFailure</h2>
@@ -81,7 +86,9 @@ import org.jspecify.annotations.Nullable;
  * tags {@code service}, {@code target}, {@code outcome} = {@code success}, {@code failure},
  * {@code cancelled} or {@code no_target}), {@code fairway.retries} (tags {@code service},
  * {@code reason} = {@code connect_failure}, {@code io_failure} or {@code status_<code>}),
- * {@code fairway.retry.budget.exhausted} (tag {@code service}) and {@code fairway.leaked.responses}
+ * {@code fairway.retry.budget.exhausted} (tag {@code service}), {@code fairway.hedges} (tags {@code
+ * service}, {@code result} = {@code sent}, {@code won} or {@code budget_exhausted}) with the gauge
+ * {@code fairway.hedges.extra.load} (hedges per call over the last 10 s), and {@code fairway.leaked.responses}
  * (tag {@code service}: response bodies garbage-collected unclosed, whose in-flight slot was then
  * freed; the first is logged). A target's meters are removed when it leaves the balancer, and all
  * of them when the balancer closes.
@@ -109,14 +116,19 @@ public final class LoadBalancingInterceptor implements Interceptor {
   final boolean keepLogicalHostHeader;
   final long bufferBodiesUpTo;
   final Sleeper sleeper;
+  final @Nullable Hedger hedger; // null: no hedging
 
   private LoadBalancingInterceptor(Builder b) {
+    this.hedger = b.hedging == null ? null
+        : b.hedgeScheduler != null && b.hedgeExecutor != null
+            ? new Hedger(b.hedging, b.hedgeScheduler, b.hedgeExecutor, b.ticker)
+            : Hedger.create(b.hedging, b.ticker);
     Map<String, ServiceRoute> built = new HashMap<>();
     for (Map.Entry<String, LoadBalancer> e : b.services.entrySet()) {
       LoadBalancer lb = e.getValue();
       CallMetrics metrics = lb.meterRegistry().map(r -> CallMetrics.micrometer(r, lb.service())).orElse(CallMetrics.NOOP);
       RetryBudget budget = new RetryBudget(b.percentCanRetry(), b.minRetriesPerSecond(), b.ticker);
-      built.put(e.getKey(), new ServiceRoute(e.getKey(), lb, budget, metrics));
+      built.put(e.getKey(), new ServiceRoute(e.getKey(), lb, budget, metrics, hedger == null ? null : hedger.forRoute()));
     }
     this.routes = Map.copyOf(built);
     this.onlyRoute = built.size() == 1 ? built.values().iterator().next() : null;
@@ -136,6 +148,12 @@ public final class LoadBalancingInterceptor implements Interceptor {
     if (chain.connection() != null) {
       throw new IllegalStateException(NETWORK_INTERCEPTOR_MESSAGE);
     }
+    if (hedger != null) {
+      HedgedAttempt.Leg leg = chain.call().tag(HedgedAttempt.Leg.class);
+      if (leg != null) {
+        return leg.proceed(chain); // one copy of a hedged call, already balanced
+      }
+    }
     String host = chain.request().url().host(); // canonical: lower case, IPv6 without brackets
     ServiceRoute route = onlyRoute != null ? (onlyRoute.host.equals(host) ? onlyRoute : null) : routes.get(host);
     if (route == null) {
@@ -151,7 +169,8 @@ public final class LoadBalancingInterceptor implements Interceptor {
 
   @Override
   public String toString() {
-    return "LoadBalancingInterceptor{services=" + routes.keySet() + ", maxAttempts=" + policy.maxAttempts() + "}";
+    return "LoadBalancingInterceptor{services=" + routes.keySet() + ", maxAttempts=" + policy.maxAttempts()
+        + (hedger != null ? ", hedging=" + hedger.policy : "") + "}";
   }
 
   /**
@@ -174,8 +193,11 @@ public final class LoadBalancingInterceptor implements Interceptor {
     private @Nullable List<Number> retryBudget; // percentCanRetry, minRetriesPerSecond
     private @Nullable IntervalFunction backoff;
     private @Nullable Long bufferBodiesUpTo;
+    private @Nullable HedgingPolicy hedging;
     LongSupplier ticker = System::nanoTime;
     Sleeper sleeper = Sleeper.CANCELLABLE;
+    Hedger.@Nullable Scheduler hedgeScheduler;
+    @Nullable Executor hedgeExecutor;
 
     private Builder() {}
 
@@ -274,6 +296,35 @@ public final class LoadBalancingInterceptor implements Interceptor {
       Args.requireUnset("bufferBodiesUpTo", bufferBodiesUpTo);
       Args.requireArgument(maxBytes >= 0 && maxBytes <= 16L * 1024 * 1024, "bufferBodiesUpTo", maxBytes, "0..16777216");
       this.bufferBodiesUpTo = maxBytes;
+      return this;
+    }
+
+    /**
+     * Sends a hedge, a second copy of a call to another target, when the first copy has no
+     * response after the policy's delay; the first usable response wins and the other copy is
+     * cancelled. Only GET, HEAD and OPTIONS requests, and requests tagged {@link
+     * Idempotency#IDEMPOTENT}, are hedged; at most one hedge per call, and only for its first
+     * attempt. Hedges draw from the retry budget ({@link #retryBudget}) and count as attempts
+     * toward {@link #maxAttempts}. Default: no hedging.
+     *
+     * <p>Each copy is a clone of the caller's {@link okhttp3.Call} that passes through the client's
+     * interceptors again: add this interceptor first, so that no other application interceptor sees
+     * the copies as calls of their own (network interceptors and event listeners always do). Each
+     * copy runs with the client's own timeouts (its call timeout then also covers the copy's body);
+     * timeouts an earlier interceptor set with {@code chain.withReadTimeout} and the like, and
+     * tags set on the caller's {@code Call}, do not carry over to the copies. Request tags do.
+     */
+    public Builder hedging(HedgingPolicy policy) {
+      Args.requireUnset("hedging", hedging);
+      Args.requireArgument(policy != null, "hedging", null, "a HedgingPolicy");
+      this.hedging = policy;
+      return this;
+    }
+
+    /** How hedges are timed and where they run. For tests. */
+    Builder hedgeScheduler(Hedger.Scheduler scheduler, Executor executor) {
+      this.hedgeScheduler = scheduler;
+      this.hedgeExecutor = executor;
       return this;
     }
 

@@ -123,6 +123,27 @@ final class RetryPolicy {
     return isIdempotent(request) && (body == null || !(body.isOneShot() || body.isDuplex()));
   }
 
+  /**
+   * Whether a second copy may be in flight at the same time as the first (a hedge): GET, HEAD and
+   * OPTIONS, or any request tagged {@link Idempotency#IDEMPOTENT}, with a body that can be written
+   * twice; never one tagged {@link Idempotency#NON_IDEMPOTENT}. PUT and DELETE are retried but not
+   * hedged unless tagged: two concurrent writes may interleave with another writer's.
+   */
+  static boolean isHedgeable(Request request) {
+    RequestBody body = request.body();
+    if (body != null && (body.isOneShot() || body.isDuplex())) {
+      return false;
+    }
+    Idempotency tagged = request.tag(Idempotency.class);
+    if (tagged != null) {
+      return tagged == Idempotency.IDEMPOTENT;
+    }
+    return switch (request.method()) {
+      case "GET", "HEAD", "OPTIONS" -> true;
+      default -> false;
+    };
+  }
+
   @Override
   public String toString() {
     return "RetryPolicy{maxAttempts=" + maxAttempts + "}";

@@ -5,6 +5,7 @@ import dev.fairway.lb.LoadBalancerListener;
 import dev.fairway.lb.Target;
 import java.util.concurrent.atomic.AtomicBoolean;
 import okhttp3.HttpUrl;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One logical host of an interceptor: its balancer, retry budget, meters and target URLs. Listens
@@ -18,13 +19,19 @@ final class ServiceRoute implements LoadBalancerListener {
   final RetryBudget budget;
   final CallMetrics metrics;
   final TargetUrls urls = new TargetUrls();
+  final Hedger.@Nullable RouteHedging hedging; // null when the interceptor does not hedge
   private final AtomicBoolean leakLogged = new AtomicBoolean();
 
-  ServiceRoute(String host, LoadBalancer loadBalancer, RetryBudget budget, CallMetrics metrics) {
+  ServiceRoute(String host, LoadBalancer loadBalancer, RetryBudget budget, CallMetrics metrics,
+      Hedger.@Nullable RouteHedging hedging) {
     this.host = host;
+    this.hedging = hedging;
     this.loadBalancer = loadBalancer;
     this.budget = budget;
     this.metrics = metrics;
+    if (hedging != null) {
+      metrics.hedging(hedging);
+    }
     loadBalancer.addListener(this); // lives as long as the balancer; an interceptor has no close
   }
 

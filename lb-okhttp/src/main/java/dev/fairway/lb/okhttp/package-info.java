@@ -5,9 +5,9 @@
  * outcome back to the balancer.
  *
  * <p>Public API: {@link dev.fairway.lb.okhttp.LoadBalancingInterceptor},
- * {@link dev.fairway.lb.okhttp.AffinityKey}, {@link dev.fairway.lb.okhttp.HttpHealthProbe} and
- * {@link dev.fairway.lb.okhttp.Idempotency}. Every package-private class here is an implementation
- * detail and may change.
+ * {@link dev.fairway.lb.okhttp.AffinityKey}, {@link dev.fairway.lb.okhttp.HttpHealthProbe},
+ * {@link dev.fairway.lb.okhttp.Idempotency} and {@link dev.fairway.lb.okhttp.HedgingPolicy}. Every
+ * package-private class here is an implementation detail and may change.
  *
  * <p>Nullness: {@link org.jspecify.annotations.NullMarked}, as {@code dev.fairway.lb}: nothing is null
  * unless annotated {@link org.jspecify.annotations.Nullable}.

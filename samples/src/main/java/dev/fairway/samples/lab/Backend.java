@@ -78,6 +78,11 @@ final class Backend implements AutoCloseable {
   private volatile boolean dead;
   private volatile long serviceNanos;
   private volatile boolean failing;
+  private volatile java.util.Random jitter; // null: no jitter
+  private volatile double jitterShare;
+  private volatile int jitterFactor = 1;
+  /** Requests the jitter slowed since start. */
+  private final LongAdder jittered = new LongAdder();
   private int port;
   private int adminPort;
   private HttpServer server;
@@ -168,6 +173,11 @@ final class Backend implements AutoCloseable {
         return;
       }
       long service = serviceNanos;
+      java.util.Random slowOnes = jitter;
+      if (slowOnes != null && slowOnes.nextDouble() < jitterShare) {
+        service *= jitterFactor;
+        jittered.increment();
+      }
       long deadline = System.nanoTime() + service;
       for (long left = service; left > 0; left = deadline - System.nanoTime()) {
         LockSupport.parkNanos(left);
@@ -230,6 +240,17 @@ final class Backend implements AutoCloseable {
     serviceNanos = serviceNanos * factor;
   }
 
+  /**
+   * From now on a {@code share} (0..1) of the requests that start service take {@code factor} times
+   * as long, chosen by a {@link java.util.Random} seeded with {@code seed}: the same draws in every
+   * run (which requests get them depends on arrival order).
+   */
+  void jitter(double share, int factor, long seed) {
+    jitterShare = share;
+    jitterFactor = factor;
+    jitter = new java.util.Random(seed);
+  }
+
   /** From now on every request that reaches a worker gets a 503 at once. */
   void failFast() {
     failing = true;
@@ -283,6 +304,11 @@ final class Backend implements AutoCloseable {
   /** Requests that reached a worker since start (answered, failed fast, or cut by a kill). */
   long received() {
     return received.sum();
+  }
+
+  /** Requests the jitter slowed since start. */
+  long jittered() {
+    return jittered.sum();
   }
 
   /** Responses written since start. */

@@ -1,5 +1,6 @@
 package dev.fairway.samples.lab;
 
+import dev.fairway.lb.okhttp.HedgingPolicy;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,7 +14,8 @@ import java.util.Set;
  * The lab's command line (DESIGN.md, "The scenario lab"):
  * {@code lab [--scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|all]
  * [--strategies all|NAME,NAME...] [--duration 30s] [--time-scale 1.0] [--workers 8] [--users N]
- * [--clients K] [--load-reports] [--csv FILE] [--report FILE.html] [--max-attempts N]}.
+ * [--clients K] [--load-reports] [--csv FILE] [--report FILE.html] [--max-attempts N]
+ * [--hedge p95|p99|NNms|off]}.
  *
  * <p>{@code --duration} defaults to 30 s and {@code --time-scale} to 1.0, the article's wall clock.
  * When neither is given the lab uses its quick profile instead (time scale 0.2, 1.6 s measured per
@@ -38,6 +40,8 @@ public final class LabOptions {
   final Path report;
   final int maxAttempts;
   final boolean quickProfile;
+  final HedgingPolicy hedging; // null: no hedging
+  final String hedge; // as given: "p95", "20ms"; "off"
 
   private LabOptions(Builder b) {
     this.scenarios = List.copyOf(b.scenarios);
@@ -52,6 +56,8 @@ public final class LabOptions {
     this.csv = b.csv;
     this.report = b.report;
     this.maxAttempts = b.maxAttempts;
+    this.hedging = b.hedging;
+    this.hedge = b.hedge;
   }
 
   public static Builder builder() {
@@ -80,6 +86,11 @@ public final class LabOptions {
 
   public int maxAttempts() {
     return maxAttempts;
+  }
+
+  /** The interceptor's hedging policy, or null for none. */
+  public HedgingPolicy hedging() {
+    return hedging;
   }
 
   /** N (peak for burst) for {@code scenario}. */
@@ -130,8 +141,8 @@ public final class LabOptions {
     return String.join(
         "\n",
         "usage: java -jar fairway-samples.jar lab [options]",
-        "  --scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|all   (default all)",
-        "                       or zones (zone-aware routing), which runs only when named",
+        "  --scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|all   (default all:",
+        "                       every scenario but zones and jitter, which run only when named)",
         "  --strategies all|NAME,NAME...   NAME is a Strategy.name(): " + String.join(", ", ALL_STRATEGIES),
         "  --duration 30s       measured window per run, after warm-up (units ms, s, m; default 30s)",
         "  --time-scale 1.0     multiplies every service time (0.1 turns 50 ms into 5 ms; default 1.0)",
@@ -143,7 +154,9 @@ public final class LabOptions {
         "  --load-reports       backends send ORCA load reports (endpoint-load-metrics: TEXT ...)",
         "  --csv FILE           also write the results as CSV",
         "  --report FILE.html   where the HTML report goes (default lab-report.html)",
-        "  --max-attempts N     attempts per call across targets (1 = no retry; default 3)");
+        "  --max-attempts N     attempts per call across targets (1 = no retry; default 3)",
+        "  --hedge p95|p99|NNms|off   hedge calls after that percentile of recent latency, or after a fixed",
+        "                       wall-clock delay (not scaled); default off");
   }
 
   /** Parses the arguments after {@code lab}. */
@@ -201,6 +214,9 @@ public final class LabOptions {
           break;
         case "--max-attempts":
           b.maxAttempts(parseInt("--max-attempts", value));
+          break;
+        case "--hedge":
+          b.hedge(value);
           break;
         default:
           throw new UsageException("unknown option: " + arg);
@@ -271,7 +287,7 @@ public final class LabOptions {
 
   /** Builds options in code (tests); every setter validates. */
   public static final class Builder {
-    private List<Scenario> scenarios = Scenario.defaults();
+    private List<Scenario> scenarios = Scenario.defaultRun();
     private List<String> strategies = ALL_STRATEGIES;
     private Duration duration;
     private Double timeScale;
@@ -282,10 +298,12 @@ public final class LabOptions {
     private Path csv;
     private Path report;
     private int maxAttempts = 3;
+    private HedgingPolicy hedging;
+    private String hedge = "off";
 
     public Builder scenarios(String list) {
       if (list.equals("all")) {
-        scenarios = Scenario.defaults();
+        scenarios = Scenario.defaultRun();
         return this;
       }
       Set<Scenario> chosen = new LinkedHashSet<>();
@@ -381,6 +399,26 @@ public final class LabOptions {
       return this;
     }
 
+    /** {@code p95}, {@code p99.9} (a percentile of recent latency), {@code 20ms} (a fixed delay) or {@code off}. */
+    public Builder hedge(String text) {
+      String t = text.trim().toLowerCase(Locale.ROOT);
+      try {
+        if (t.equals("off")) {
+          hedging = null;
+        } else if (t.startsWith("p")) {
+          hedging = HedgingPolicy.percentile(Double.parseDouble(t.substring(1)));
+        } else if (t.endsWith("ms")) {
+          hedging = HedgingPolicy.fixedDelay(Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2))));
+        } else {
+          throw new NumberFormatException(t);
+        }
+      } catch (IllegalArgumentException e) { // NumberFormatException included
+        throw new UsageException("--hedge: \"" + text + "\" (expected: p95, p99 (50..99.99), a delay like 20ms, or off)");
+      }
+      hedge = t;
+      return this;
+    }
+
     public LabOptions build() {
       return new LabOptions(this);
     }
@@ -391,6 +429,7 @@ public final class LabOptions {
     return "scenarios " + Arrays.toString(scenarios.stream().map(Scenario::id).toArray()) + ", " + strategies.size()
         + " strategies, time scale " + timeScale + ", " + duration.toMillis() / 1000.0 + " s measured per run, "
         + workers + " workers per backend, max attempts " + maxAttempts
-        + (clients != null ? ", " + clients + " clients" : "") + (loadReports ? ", load reports on" : "");
+        + (clients != null ? ", " + clients + " clients" : "") + (loadReports ? ", load reports on" : "")
+        + (hedging != null ? ", hedging " + hedge : "");
   }
 }

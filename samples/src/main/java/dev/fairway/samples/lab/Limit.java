@@ -39,7 +39,7 @@ public final class Limit {
    * The limit averaged over a measured window whose users and backends change with time (burst,
    * failure, recovery, slowdown, fastfail): the time average of {@link #rps} at each instant, where
    * a dead or fast-failing backend contributes no workers and a slowed one contributes at its new
-   * service time.
+   * service time (under jitter, every backend at its mean service time).
    */
   static double averagedRps(Scenario scenario, int users, int workersEach, double[] serviceSeconds) {
     int steps = 12_000;
@@ -64,7 +64,7 @@ public final class Limit {
       }
       boolean slow = i == Scenario.SLOW_BACKEND && scenario.slowAt(fraction);
       c[live] = workersEach;
-      s[live] = slow ? serviceSeconds[i] * Scenario.SLOWDOWN_FACTOR : serviceSeconds[i];
+      s[live] = (slow ? serviceSeconds[i] * Scenario.SLOWDOWN_FACTOR : serviceSeconds[i]) * scenario.meanServiceFactor();
       live++;
     }
     return rps(scenario.usersAt(fraction, users), Arrays.copyOf(c, live), Arrays.copyOf(s, live));

@@ -12,7 +12,8 @@ import java.util.Locale;
 final class ResultTables {
   static final String CSV_HEADER =
       "scenario,strategy,users,throughput_rps,limit_rps,share_of_limit,mean_ms,p50_ms,p95_ms,p99_ms,errors,retries,per_backend,clients"
-          + ",in_zone_share,in_zone_before,in_zone_after,in_zone_swing,spill_s";
+          + ",in_zone_share,in_zone_before,in_zone_after,in_zone_swing,spill_s"
+          + ",p999_ms,hedges";
 
   private ResultTables() {}
 
@@ -20,17 +21,19 @@ final class ResultTables {
   static String table(Scenario scenario, List<RunResult> rows, LabOptions options) {
     StringBuilder out = new StringBuilder();
     RunResult first = rows.get(0);
-    out.append(String.format(Locale.ROOT, "%s: %s (N=%d%s), limit %.1f rps, time scale %s, %.1f s measured%s%n",
+    out.append(String.format(Locale.ROOT, "%s: %s (N=%d%s), limit %.1f rps, time scale %s, %.1f s measured%s%s%n",
         scenario.id(), scenario.shape(), first.users, first.clients == 1 ? "" : ", K=" + first.clients, first.limitRps,
-        trim(options.timeScale()), first.measuredSeconds, options.loadReports() ? ", load reports on" : ""));
-    String head = String.format(Locale.ROOT, "  %-21s %9s %7s %8s %8s %8s %8s %7s %7s  %s",
-        "strategy", "rps", "%limit", "mean ms", "p50 ms", "p95 ms", "p99 ms", "errors", "retries",
-        "per backend (share)");
+        trim(options.timeScale()), first.measuredSeconds, options.loadReports() ? ", load reports on" : "",
+        options.hedging() != null ? ", hedging " + options.hedge : ""));
+    String head = String.format(Locale.ROOT, "  %-21s %9s %7s %8s %8s %8s %8s %9s %7s %7s %13s  %s",
+        "strategy", "rps", "%limit", "mean ms", "p50 ms", "p95 ms", "p99 ms", "p99.9 ms", "errors", "retries",
+        "hedges", "per backend (share)");
     out.append(head).append('\n');
     for (RunResult r : rows) {
-      out.append(String.format(Locale.ROOT, "  %-21s %9.1f %6.1f%% %8.1f %8.1f %8.1f %8.1f %7d %7d  %s%n",
-          r.strategy, r.throughputRps(), 100 * r.shareOfLimit(), r.meanMs, r.p50Ms, r.p95Ms, r.p99Ms, r.errors,
-          r.retries, perBackend(r) + "  (" + shares(r) + ")"));
+      out.append(String.format(Locale.ROOT, "  %-21s %9.1f %6.1f%% %8.1f %8.1f %8.1f %8.1f %9.1f %7d %7d %13s  %s%n",
+          r.strategy, r.throughputRps(), 100 * r.shareOfLimit(), r.meanMs, r.p50Ms, r.p95Ms, r.p99Ms, r.p999Ms, r.errors,
+          r.retries, String.format(Locale.ROOT, "%d (%.1f%%)", r.hedges, 100 * r.hedgeShare()),
+          perBackend(r) + "  (" + shares(r) + ")"));
     }
     for (RunResult r : rows) {
       if (!r.errorSummary.isEmpty()) {
@@ -113,7 +116,8 @@ final class ResultTables {
   static String csvRow(RunResult r) {
     return String.format(Locale.ROOT, "%s,%s,%d,%.1f,%.1f,%.3f,%.1f,%.1f,%.1f,%.1f,%d,%d,%s,%d",
         r.scenario.id(), r.strategy, r.users, r.throughputRps(), r.limitRps, r.shareOfLimit(), r.meanMs, r.p50Ms,
-        r.p95Ms, r.p99Ms, r.errors, r.retries, perBackend(r), r.clients) + ZoneShares.csvColumns(r);
+        r.p95Ms, r.p99Ms, r.errors, r.retries, perBackend(r), r.clients) + ZoneShares.csvColumns(r)
+        + String.format(Locale.ROOT, ",%.1f,%d", r.p999Ms, r.hedges);
   }
 
   static void writeCsv(Path file, List<RunResult> results) throws IOException {

@@ -48,12 +48,15 @@ public final class RunResult {
   final double failingShare;
   /** The most frequent caller-visible errors ("2 x SocketException: ..."), or "". */
   final String errorSummary;
+  final double p999Ms;
+  /** Hedges the interceptors sent during the window (the extra calls of {@code --hedge}). */
+  final long hedges;
 
   RunResult(Scenario scenario, String strategy, int users, int clients, double measuredSeconds, long completed,
       double limitRps, double meanMs, double p50Ms, double p95Ms, double p99Ms, long errors, long retries,
       long[] perBackend, double bucketSeconds, long[][] seriesPerBackend, long[] seriesErrors, double observedSeconds,
       double faultAtSeconds, double restartAtSeconds, int inFlightAtKill, double recoverySeconds, double baselineShare,
-      double failingShare, String errorSummary) {
+      double failingShare, String errorSummary, double p999Ms, long hedges) {
     this.scenario = scenario;
     this.strategy = strategy;
     this.users = users;
@@ -79,6 +82,8 @@ public final class RunResult {
     this.baselineShare = baselineShare;
     this.failingShare = failingShare;
     this.errorSummary = errorSummary;
+    this.p999Ms = p999Ms;
+    this.hedges = hedges;
   }
 
   public Scenario scenario() {
@@ -115,6 +120,15 @@ public final class RunResult {
 
   public double shareOfLimit() {
     return limitRps > 0 ? throughputRps() / limitRps : 0;
+  }
+
+  public long hedges() {
+    return hedges;
+  }
+
+  /** Hedges per successful call: the extra load hedging added. */
+  public double hedgeShare() {
+    return completed == 0 ? 0 : (double) hedges / completed;
   }
 
   public int inFlightAtKill() {

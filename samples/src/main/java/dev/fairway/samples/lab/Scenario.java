@@ -43,7 +43,14 @@ public enum Scenario {
    * and stays dead: zone a has lost half its capacity. Not in the default run ({@code --scenario
    * zones}): it is about one feature, and the default run stays near four minutes.
    */
-  ZONES(12, 1, "12 users in zone a; backends 1,2 in a, 3,4 in b (+25 ms); backend-1 killed at 1/3");
+  ZONES(12, 1, "12 users in zone a; backends 1,2 in a, 3,4 in b (+25 ms); backend-1 killed at 1/3"),
+  /**
+   * 100 users, as {@link #STEADY}; on every backend {@value #JITTER_PERCENT}% of requests take
+   * {@value #JITTER_FACTOR}x their service time, as a GC pause or a noisy neighbour does, decided by
+   * each backend with seeded randomness. The tail that hedging ({@code --hedge}) is for. Not in the
+   * default run: name it ({@code --scenario jitter}).
+   */
+  JITTER(100, 1, "100 users, 1% of requests on every backend take 20x");
 
   /** Service time of every backend in {@link #ZONES}, at time scale 1. */
   static final java.time.Duration ZONE_SERVICE = java.time.Duration.ofMillis(100);
@@ -51,6 +58,13 @@ public enum Scenario {
   static final java.time.Duration CROSS_ZONE_PENALTY = java.time.Duration.ofMillis(25);
   /** Backends (0-based) in zone "a", the caller's, in {@link #ZONES}; the others are in "b". */
   static final int ZONE_A_BACKENDS = 2;
+
+  /** The share of requests, in percent, that {@link #JITTER} makes slow on every backend. */
+  static final int JITTER_PERCENT = 1;
+  /** How much slower those requests are. */
+  static final int JITTER_FACTOR = 20;
+  /** Backend i draws from {@code new Random(JITTER_SEED + i)}: the same requests are slow in every run. */
+  static final long JITTER_SEED = 16;
 
   /** How much slower backend-1 gets in {@link #SLOWDOWN}. */
   static final int SLOWDOWN_FACTOR = 10;
@@ -95,9 +109,24 @@ public enum Scenario {
     return this == FAILURE || this == RECOVERY || this == ZONES;
   }
 
-  /** The scenarios a run with no {@code --scenario} (or {@code all}) covers: every one but {@link #ZONES}. */
-  static java.util.List<Scenario> defaults() {
-    return java.util.Arrays.stream(values()).filter(s -> s != ZONES).toList();
+
+  /**
+   * Whether {@code lab} with no {@code --scenario} (or {@code --scenario all}) runs it: all but
+   * {@link #ZONES} and {@link #JITTER}, which are about one feature each and run only when named, so
+   * the default run stays near four minutes.
+   */
+  boolean inDefaultRun() {
+    return this != JITTER && this != ZONES;
+  }
+
+  /** The scenarios of the default run, in order. */
+  static java.util.List<Scenario> defaultRun() {
+    return java.util.Arrays.stream(values()).filter(Scenario::inDefaultRun).toList();
+  }
+
+  /** The mean service time under {@link #JITTER} as a multiple of the base one (1.19), else 1. */
+  double meanServiceFactor() {
+    return this == JITTER ? 1 + JITTER_PERCENT / 100.0 * (JITTER_FACTOR - 1) : 1;
   }
 
   /** Whether something happens to a backend during the window (kill, slowdown, fast failure). */
@@ -158,6 +187,6 @@ public enum Scenario {
         return s;
       }
     }
-    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail, zones or all)");
+    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail, zones, jitter or all)");
   }
 }

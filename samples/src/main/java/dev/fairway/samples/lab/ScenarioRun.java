@@ -124,6 +124,9 @@ final class ScenarioRun {
         backends[i] =
             new Backend(i + 1, (long) (serviceSeconds[i] * 1e9), options.workers(), options.loadReports()).start();
         resources.add(backends[i]);
+        if (scenario == Scenario.JITTER) { // from the start: warm-up included, a steady property of the fleet
+          backends[i].jitter(Scenario.JITTER_PERCENT / 100.0, Scenario.JITTER_FACTOR, Scenario.JITTER_SEED + i);
+        }
       }
       if (scenario == Scenario.ZONES) {
         for (int i = Scenario.ZONE_A_BACKENDS; i < backends.length; i++) {
@@ -161,6 +164,7 @@ final class ScenarioRun {
       long end = start + windowNanos;
       pool.openWindow(start, end);
       long retriesAtStart = retries(registries);
+      long hedgesAtStart = hedgesSent(registries);
       boolean faulted = false;
       boolean restarted = false;
       double faultAt = Double.NaN;
@@ -205,6 +209,7 @@ final class ScenarioRun {
               ? Double.NaN
               : failingShare(receivedAfterGrace, received(backends), Scenario.FAILING_BACKEND);
       long retries = retries(registries) - retriesAtStart;
+      long hedges = hedgesSent(registries) - hedgesAtStart;
 
       double bucketSeconds = bucketNanos / 1e9;
       double baseline = Double.NaN;
@@ -251,7 +256,7 @@ final class ScenarioRun {
           h.getValueAtPercentile(99) / 1000.0,
           pool.errors.sum(), retries, perBackend, bucketSeconds, pool.seriesPerBackend(), pool.seriesErrors(),
           observedSeconds, faultAt, restartAt, inFlightAtKill, recovery, baseline, failingShare,
-          errorSummary(pool.errorKinds));
+          errorSummary(pool.errorKinds), h.getValueAtPercentile(99.9) / 1000.0, hedges);
     } finally {
       for (int i = resources.size() - 1; i >= 0; i--) {
         try {
@@ -324,6 +329,9 @@ final class ScenarioRun {
         LoadBalancingInterceptor.builder().service(SERVICE, balancer).maxAttempts(options.maxAttempts());
     if (usesKeys(strategy)) {
       interceptor.affinityKey(AffinityKey.header(USER_HEADER));
+    }
+    if (options.hedging() != null) {
+      interceptor.hedging(options.hedging());
     }
     OkHttpClient.Builder builder = BASE_CLIENT.newBuilder();
     if (scenario == Scenario.ZONES) {
@@ -409,6 +417,17 @@ final class ScenarioRun {
         throw new java.io.InterruptedIOException("cancelled during the cross-zone hop");
       }
     }
+  }
+
+  /** Hedges the interceptors sent ({@code fairway.hedges{result=sent}}), over every client's registry. */
+  private static long hedgesSent(MeterRegistry[] registries) {
+    double sum = 0;
+    for (MeterRegistry registry : registries) {
+      for (Counter c : registry.find("fairway.hedges").tag("result", "sent").counters()) {
+        sum += c.count();
+      }
+    }
+    return Math.round(sum);
   }
 
   private static Duration max(Duration a, Duration b) {

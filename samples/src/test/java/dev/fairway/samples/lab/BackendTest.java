@@ -98,4 +98,32 @@ class BackendTest {
     }
     assertThat(backend.served()).isEqualTo(1);
   }
+
+  @Test
+  void jitter_slowsTheSeededShareOfRequests_theSameOnesEveryRun() throws IOException {
+    long service = TimeUnit.MILLISECONDS.toNanos(5);
+    backend = new Backend(1, service, 8).start();
+    backend.jitter(0.25, 20, 7);
+    java.util.Random draws = new java.util.Random(7);
+    java.util.List<Integer> expected = new java.util.ArrayList<>();
+    java.util.List<Integer> slowed = new java.util.ArrayList<>();
+    for (int i = 0; i < 24; i++) {
+      if (draws.nextDouble() < 0.25) {
+        expected.add(i);
+      }
+      long before = backend.jittered();
+      long started = System.nanoTime();
+      try (Response r = get()) {
+        assertThat(r.code()).isEqualTo(200);
+      }
+      if (backend.jittered() > before) {
+        slowed.add(i);
+        // A slowed request cannot be faster than its sleep (the other way round a busy machine can be).
+        assertThat(System.nanoTime() - started).as("request %d", i).isGreaterThanOrEqualTo(20 * service);
+      }
+    }
+    assertThat(expected).isNotEmpty();
+    assertThat(slowed).isEqualTo(expected);
+    assertThat(backend.received()).isEqualTo(24); // counted before the response is written (served only after)
+  }
 }

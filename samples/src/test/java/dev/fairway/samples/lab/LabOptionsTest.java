@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.fairway.lb.okhttp.HedgingPolicy;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -12,7 +13,9 @@ class LabOptionsTest {
   @Test
   void noOptions_isTheQuickProfileOfEverything() {
     LabOptions o = LabOptions.parse();
-    assertThat(o.scenarios()).containsExactlyElementsOf(Scenario.defaults()); // zones runs only when named
+    assertThat(o.scenarios()).containsExactlyElementsOf(Scenario.defaultRun())
+        .doesNotContain(Scenario.JITTER, Scenario.ZONES); // both run only when named
+    assertThat(o.hedging()).isNull();
     assertThat(o.strategies()).hasSize(10);
     assertThat(o.timeScale()).isEqualTo(LabOptions.QUICK_TIME_SCALE);
     assertThat(o.duration()).isEqualTo(LabOptions.QUICK_DURATION);
@@ -80,6 +83,30 @@ class LabOptionsTest {
     assertThatThrownBy(() -> LabOptions.parse("--clients", "0")).hasMessage("--clients: 0 (expected: 1..500)");
     assertThatThrownBy(() -> LabOptions.parse("--load-reports=yes"))
         .hasMessage("--load-reports: \"yes\" (expected: true or false)");
+  }
+
+  @Test
+  void hedge_isAPercentileAFixedDelayOrOff_andJitterRunsWhenNamed() {
+    LabOptions o = LabOptions.parse("--scenario", "jitter,slowdown", "--hedge", "p95");
+    assertThat(o.scenarios()).containsExactly(Scenario.JITTER, Scenario.SLOWDOWN);
+    assertThat(o.hedging()).isEqualTo(HedgingPolicy.percentile(95.0));
+    assertThat(o.toString()).endsWith(", hedging p95");
+    assertThat(LabOptions.parse("--hedge", "p99.9").hedging()).isEqualTo(HedgingPolicy.percentile(99.9));
+    assertThat(LabOptions.parse("--hedge=20ms").hedging()).isEqualTo(HedgingPolicy.fixedDelay(Duration.ofMillis(20)));
+    assertThat(LabOptions.parse("--hedge", "off").hedging()).isNull();
+    assertThat(LabOptions.parse("--scenario", "all").scenarios()).doesNotContain(Scenario.JITTER);
+    assertThatThrownBy(() -> LabOptions.parse("--hedge", "p100"))
+        .hasMessage("--hedge: \"p100\" (expected: p95, p99 (50..99.99), a delay like 20ms, or off)");
+    assertThatThrownBy(() -> LabOptions.parse("--hedge", "soon"))
+        .hasMessage("--hedge: \"soon\" (expected: p95, p99 (50..99.99), a delay like 20ms, or off)");
+  }
+
+  @Test
+  void jitterLimit_isSteadysAtTheMeanServiceTime() {
+    double[] s = {0.05, 0.15, 0.3, 0.5};
+    double steady = Limit.averagedRps(Scenario.STEADY, 100, 8, s);
+    assertThat(steady).isCloseTo(256.0, within(1e-6));
+    assertThat(Limit.averagedRps(Scenario.JITTER, 100, 8, s)).isCloseTo(256.0 / 1.19, within(1e-6));
   }
 
   @Test

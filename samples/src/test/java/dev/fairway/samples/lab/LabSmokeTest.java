@@ -64,7 +64,7 @@ class LabSmokeTest {
     List<String> lines = Files.readAllLines(dir.resolve("lab.csv"));
     assertThat(lines.get(0)).isEqualTo(
         "scenario,strategy,users,throughput_rps,limit_rps,share_of_limit,mean_ms,p50_ms,p95_ms,p99_ms,errors,retries,per_backend,clients"
-        + ",in_zone_share,in_zone_before,in_zone_after,in_zone_swing,spill_s");
+        + ",in_zone_share,in_zone_before,in_zone_after,in_zone_swing,spill_s,p999_ms,hedges");
     csv = new ArrayList<>();
     for (String line : lines.subList(1, lines.size())) {
       csv.add(line.split(",", -1));
@@ -73,15 +73,16 @@ class LabSmokeTest {
 
   @Test
   void csv_hasOneRowPerScenarioAndStrategy() {
-    assertThat(csv).hasSize(Scenario.defaults().size() * LabOptions.ALL_STRATEGIES.size());
+    assertThat(csv).hasSize(Scenario.defaultRun().size() * LabOptions.ALL_STRATEGIES.size());
     Set<String> seen = new HashSet<>();
     for (String[] row : csv) {
-      assertThat(row).hasSize(19);
+      assertThat(row).hasSize(21);
       assertThat(java.util.Arrays.copyOfRange(row, 14, 19)).as("the zones columns, empty outside zones")
           .containsOnly("");
+      assertThat(Long.parseLong(row[20])).as("hedges of %s/%s without --hedge", row[0], row[1]).isZero();
       assertThat(seen.add(row[0] + "/" + row[1])).as("duplicate row %s/%s", row[0], row[1]).isTrue();
     }
-    for (Scenario s : Scenario.defaults()) {
+    for (Scenario s : Scenario.defaultRun()) {
       for (String strategy : LabOptions.ALL_STRATEGIES) {
         assertThat(seen).contains(s.id() + "/" + strategy);
       }
@@ -204,11 +205,11 @@ class LabSmokeTest {
     // 72 runs, 50 clients each in fleet: every client's balancer, health checker and OkHttp client,
     // every backend's server and workers, and every user are gone once the lab returns. What stays
     // is shared by everything in the JVM and idles out on its own: OkHttp's TaskRunner, Okio's
-    // watchdog, the common fork-join pool, and the JDK's process reaper (the chromium test); and the
-    // interceptor's leak Cleaner (one static daemon, started when its class loads: by the lab when
-    // this class runs alone, so only then is it new).
+    // watchdog, the common fork-join pool, the JDK's process reaper (the chromium test), the
+    // interceptor's leak-safety-net Cleaner (one per JVM; started here when this class runs alone)
+    // and its hedge timer and pool (one per JVM, idle out after 10 s and 30 s).
     List<String> shared = List.of("OkHttp TaskRunner", "Okio Watchdog", "ForkJoinPool.commonPool", "process reaper",
-        "Cleaner-");
+        "Cleaner-", "fairway-hedge-");
     List<String> left = new ArrayList<>();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     do {
@@ -254,7 +255,7 @@ class LabSmokeTest {
 
   @Test
   void stdout_hasOneTablePerScenario() {
-    for (Scenario s : Scenario.defaults()) {
+    for (Scenario s : Scenario.defaultRun()) {
       assertThat(stdout).contains(s.id() + ": " + s.shape());
     }
     for (String strategy : LabOptions.ALL_STRATEGIES) {
@@ -269,7 +270,7 @@ class LabSmokeTest {
     // Self-contained: no scripts, nothing loaded from anywhere (the SVG namespace URI is only a name).
     assertThat(page).doesNotContain("<script").doesNotContain("src=").doesNotContain("href=")
         .doesNotContain("url(").doesNotContain("@import");
-    for (Scenario s : Scenario.defaults()) {
+    for (Scenario s : Scenario.defaultRun()) {
       Matcher m = Pattern.compile("<svg[^>]*class=\"chart throughput\" data-scenario=\"" + s.id()
           + "\"[^>]*>(.*?)</svg>", Pattern.DOTALL).matcher(page);
       assertThat(m.find()).as("throughput chart of %s", s.id()).isTrue();

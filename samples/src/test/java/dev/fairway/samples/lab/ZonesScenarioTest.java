@@ -56,12 +56,12 @@ class ZonesScenarioTest {
   }
 
   @Test
-  void csv_oneRowPerStrategy_withTheZoneColumnsAtTheEnd() {
-    assertThat(header).endsWith(",per_backend,clients,in_zone_share,in_zone_before,in_zone_after,in_zone_swing,spill_s");
+  void csv_oneRowPerStrategy_withTheZoneColumnsAfterClients() {
+    assertThat(header).endsWith(",per_backend,clients,in_zone_share,in_zone_before,in_zone_after,in_zone_swing,spill_s,p999_ms,hedges");
     assertThat(rows).hasSize(STRATEGIES.size());
     for (int i = 0; i < rows.size(); i++) {
       String[] row = rows.get(i);
-      assertThat(row).hasSize(19);
+      assertThat(row).hasSize(21);
       assertThat(row[0]).isEqualTo("zones");
       assertThat(row[1]).isEqualTo(STRATEGIES.get(i));
       assertThat(row[2]).isEqualTo("12");

@@ -1,0 +1,388 @@
+package dev.fairway.lb.okhttp;
+
+import dev.fairway.lb.NoTargetAvailableException;
+import dev.fairway.lb.Pick;
+import dev.fairway.lb.Target;
+import java.io.IOException;
+import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import okhttp3.Call;
+import okhttp3.EventListener;
+import okhttp3.Interceptor;
+import okhttp3.Response;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The first attempt of a hedgeable call, raced against at most one hedge. Each copy ("leg") is a
+ * clone of the caller's call, so each can be cancelled without the other: OkHttp lets one call have
+ * one exchange at a time, and cancelling the caller's own call would fail whatever it returns. The
+ * clone comes back through the interceptor, which sees the {@link Leg} tag and sends it to the
+ * leg's target as it is.
+ *
+ * <p>The first leg runs on the caller's thread. After the delay the timer hands {@link #fire} to
+ * the hedge pool: it picks a target other than the first's, takes a token from the retry budget,
+ * and runs the hedge. The first <em>usable</em> response (not a failure status) wins; the other leg
+ * is cancelled and its pick released (neither a failure nor a latency sample). A leg that fails or
+ * answers a failure status does not end the race while the other may still answer: its failure
+ * reaches passive health, and if the other leg fails too the caller gets the first leg's outcome (a
+ * response before an exception) with the loop's retry rules applied. Cancelling the caller's call
+ * cancels both legs (through an {@link EventListener} on it), also while the winner's body is read.
+ *
+ * <p>Every outcome is settled exactly once: by the caller's thread while it is still deciding, or
+ * by the hedge's thread when its outcome arrives after the caller has returned.
+ */
+final class HedgedAttempt extends EventListener implements Runnable {
+  private static final System.Logger LOG = System.getLogger(LoadBalancingInterceptor.class.getName());
+
+  private static final int PENDING = 0; // the timer has not fired
+  private static final int SENDING = 1; // the hedge is being picked
+  private static final int SENT = 2;
+  private static final int CLOSED = 3; // no hedge will be sent
+
+  private static final int NONE = 0;
+  private static final int FIRST = 1;
+  private static final int SECOND = 2;
+
+  /** The tag that marks a clone as a leg, and the target it goes to. */
+  record Leg(BalancedCall owner, Target target) {
+    Response proceed(Interceptor.Chain chain) throws IOException {
+      return chain.proceed(owner.rewrite(chain.request(), target));
+    }
+  }
+
+  /** What one leg's {@code execute()} gave. */
+  private static final class Outcome {
+    final Attempt attempt;
+    final Call leg;
+    final long startNanos;
+    @Nullable Response response;
+    @Nullable IOException failure;
+    @Nullable RuntimeException bug;
+
+    Outcome(Attempt attempt, Call leg, long startNanos) {
+      this.attempt = attempt;
+      this.leg = leg;
+      this.startNanos = startNanos;
+    }
+  }
+
+  private final BalancedCall owner;
+  private final Call call;
+  private final ServiceRoute route;
+  private final Hedger hedger;
+  private final long delayNanos;
+  private final Attempt first;
+  private final Call firstLeg;
+
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition changed = lock.newCondition();
+  private int hedge = PENDING; // guarded by lock
+  private int winner = NONE; // guarded by lock
+  private boolean finished; // guarded by lock: the caller has its outcome
+  private @Nullable Outcome firstOutcome; // guarded by lock
+  private @Nullable Outcome secondOutcome; // guarded by lock
+  private volatile @Nullable Call secondLeg;
+  private volatile @Nullable Target secondTarget;
+  private @Nullable Attempt chosen;
+
+  HedgedAttempt(BalancedCall owner, Call call, ServiceRoute route, Hedger hedger, long delayNanos, Attempt first) {
+    this.owner = owner;
+    this.call = call;
+    this.route = route;
+    this.hedger = hedger;
+    this.delayNanos = delayNanos;
+    this.first = first;
+    this.firstLeg = leg(first.target());
+  }
+
+  private Call leg(Target target) {
+    Call leg = call.clone();
+    Leg tag = new Leg(owner, target);
+    leg.tag(Leg.class, () -> tag);
+    return leg;
+  }
+
+  /** The attempt whose response {@link #race} returned. */
+  Attempt chosen() {
+    Attempt a = chosen;
+    return a != null ? a : first;
+  }
+
+  /** The hedge's target if a hedge was sent, else null. */
+  @Nullable Target hedgeTarget() {
+    return secondTarget;
+  }
+
+  /**
+   * Runs the race on the caller's thread: the response of the chosen attempt (not yet completed:
+   * the loop reports and tracks it), or the failure when every leg failed (then all are completed).
+   */
+  Response race() throws IOException {
+    call.addEventListener(this);
+    if (call.isCanceled()) {
+      firstLeg.cancel();
+    }
+    Runnable cancelTimer = hedger.scheduler.schedule(this, delayNanos);
+    Outcome f = execute(firstLeg, first, hedger.ticker.getAsLong());
+    Outcome other = null;
+    Outcome result = f;
+    boolean cancelSecond = false;
+    boolean hedgeWon = false;
+    lock.lock();
+    try {
+      firstOutcome = f;
+      if (hedge != SENT) {
+        hedge = CLOSED; // too late for a hedge: the loop decides on this outcome alone
+        finished = true;
+        result = f;
+      } else {
+        if (winner == NONE && usable(f)) {
+          winner = FIRST;
+        }
+        while (winner == NONE && secondOutcome == null) {
+          changed.await(10, TimeUnit.MILLISECONDS);
+          if (call.isCanceled()) {
+            cancelLegs();
+          }
+        }
+        finished = true;
+        Outcome s = secondOutcome;
+        if (winner == FIRST || s == null) {
+          result = f;
+          other = s;
+          cancelSecond = s == null;
+        } else if (winner == SECOND) {
+          result = s;
+          other = f;
+          hedgeWon = true;
+        } else { // both legs failed: a response is worth more to the caller than an exception
+          result = f.response != null || s.response == null ? f : s;
+          other = result == f ? s : f;
+        }
+      }
+    } catch (InterruptedException e) {
+      finished = true; // a hedge outcome arriving from now on is settled by the hedge's thread
+      Outcome s = secondOutcome;
+      lock.unlock();
+      Thread.currentThread().interrupt();
+      cancelLegs();
+      settleLoser(f);
+      if (s != null) {
+        settleLoser(s);
+      }
+      throw new java.io.InterruptedIOException("interrupted while waiting for a hedge");
+    } finally {
+      if (lock.isHeldByCurrentThread()) {
+        lock.unlock();
+      }
+    }
+    cancelTimer.run();
+    if (cancelSecond) {
+      Call leg = secondLeg;
+      if (leg != null) {
+        leg.cancel();
+      }
+    }
+    if (other != null) {
+      settleLoser(other);
+    }
+    if (hedgeWon) {
+      route.metrics.hedge(CallMetrics.HEDGE_WON);
+    }
+    chosen = result.attempt;
+    return unwrap(result, other);
+  }
+
+  /** The timer fired: the hedge is sent from the hedge pool, since picking and sending may block. */
+  @Override
+  public void run() {
+    try {
+      hedger.legs.execute(this::fire);
+    } catch (RejectedExecutionException e) {
+      close();
+      LOG.log(System.Logger.Level.DEBUG, "no hedge for a call to " + route.host + ": every hedge thread is busy");
+    }
+  }
+
+  private void fire() {
+    try {
+      sendHedge();
+    } catch (RuntimeException e) { // a bug in a strategy or a later interceptor: no hedge, the first leg goes on
+      close();
+      LOG.log(System.Logger.Level.WARNING, "hedge of a call to " + route.host + " failed", e);
+    }
+  }
+
+  private void sendHedge() {
+    lock.lock();
+    try {
+      if (hedge != PENDING) {
+        return;
+      }
+      hedge = SENDING;
+    } finally {
+      lock.unlock();
+    }
+    Pick pick;
+    try {
+      pick = route.loadBalancer.pick(owner.affinityKey(), Set.of(first.target()));
+    } catch (NoTargetAvailableException e) {
+      close(); // a single target, or every other one ejected: a hedge would go nowhere
+      return;
+    }
+    Call leg;
+    Attempt second;
+    lock.lock();
+    try {
+      if (hedge != SENDING) { // the first leg answered meanwhile
+        pick.release();
+        return;
+      }
+      if (!route.budget.tryWithdraw()) {
+        hedge = CLOSED;
+        pick.release();
+        route.metrics.hedge(CallMetrics.HEDGE_BUDGET_EXHAUSTED);
+        return;
+      }
+      leg = leg(pick.target());
+      second = new Attempt(pick, leg, route);
+      secondLeg = leg;
+      secondTarget = pick.target();
+      hedge = SENT;
+    } finally {
+      lock.unlock();
+    }
+    route.metrics.hedge(CallMetrics.HEDGE_SENT);
+    Hedger.RouteHedging stats = route.hedging;
+    if (stats != null) {
+      stats.counts.hedge();
+    }
+    if (call.isCanceled()) {
+      leg.cancel();
+    }
+    Outcome s = execute(leg, second, hedger.ticker.getAsLong());
+    boolean cancelFirst = false;
+    boolean late;
+    lock.lock();
+    try {
+      secondOutcome = s;
+      late = finished;
+      if (!late && winner == NONE && usable(s)) {
+        winner = SECOND;
+        cancelFirst = firstOutcome == null;
+      }
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    if (cancelFirst) {
+      firstLeg.cancel();
+    }
+    if (late) {
+      settleLoser(s);
+    }
+  }
+
+  private void close() {
+    lock.lock();
+    try {
+      if (hedge == PENDING || hedge == SENDING) {
+        hedge = CLOSED;
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The caller's call was cancelled: so are both legs. */
+  @Override
+  public void canceled(Call cancelled) {
+    cancelLegs();
+  }
+
+  private void cancelLegs() {
+    firstLeg.cancel();
+    Call leg = secondLeg;
+    if (leg != null) {
+      leg.cancel();
+    }
+  }
+
+  private Outcome execute(Call leg, Attempt attempt, long startNanos) {
+    Outcome outcome = new Outcome(attempt, leg, startNanos);
+    try {
+      outcome.response = leg.execute();
+      if (usable(outcome)) {
+        record(outcome);
+      }
+    } catch (IOException e) {
+      outcome.failure = e;
+    } catch (RuntimeException e) {
+      outcome.bug = e;
+    }
+    return outcome;
+  }
+
+  private boolean usable(Outcome outcome) {
+    Response response = outcome.response;
+    return response != null && !owner.isFailure(response.code());
+  }
+
+  private void record(Outcome outcome) {
+    Hedger.RouteHedging stats = route.hedging;
+    if (stats != null) {
+      stats.record(hedger.ticker.getAsLong() - outcome.startNanos);
+    }
+  }
+
+  /**
+   * Completes a leg whose outcome the caller does not get: a usable response is closed and its pick
+   * released; a failure status or an I/O error is that target's failure, unless the leg was
+   * cancelled because the other won (released, and its running time counted as a response time, as
+   * Finagle counts a superseded request).
+   */
+  private void settleLoser(Outcome loser) {
+    Response response = loser.response;
+    if (response != null) {
+      if (usable(loser)) {
+        loser.attempt.superseded();
+      } else {
+        loser.attempt.responded(response.code(), true, response.header(LoadReportParser.HEADER));
+        loser.attempt.complete(null);
+      }
+      response.close();
+    } else if (loser.bug != null) {
+      loser.attempt.abandon();
+    } else {
+      if (loser.leg.isCanceled() && !call.isCanceled()) {
+        record(loser); // cancelled because the other leg won: its response time is at least this
+        loser.attempt.superseded();
+      } else {
+        loser.attempt.complete(loser.failure);
+      }
+    }
+  }
+
+  /** The chosen outcome's response, or its failure (then both attempts are complete). */
+  private Response unwrap(Outcome result, @Nullable Outcome other) throws IOException {
+    if (result.response != null) {
+      return result.response;
+    }
+    if (result.bug != null) {
+      result.attempt.abandon();
+      throw result.bug;
+    }
+    IOException failure = result.failure;
+    if (failure == null) {
+      throw new IllegalStateException("a leg without an outcome"); // unreachable: execute sets one
+    }
+    result.attempt.complete(failure);
+    if (other != null && other.failure != null && other.failure != failure) {
+      failure.addSuppressed(other.failure);
+    }
+    throw failure;
+  }
+}

@@ -1,0 +1,123 @@
+package dev.fairway.lb.okhttp;
+
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * An interceptor's hedging machinery: the policy, the timer that fires hedges, the threads that run
+ * them, and the clock. One per interceptor, built only when hedging is configured; the timer and
+ * threads are shared by all.
+ *
+ * <p>The first copy of a call runs on the caller's thread; only a hedge needs a thread of its own,
+ * since OkHttp's {@code Call.execute()} blocks until the response headers arrive. Hedges run on a
+ * pool of daemon threads (at most {@value #MAX_THREADS}, idle ones end after 30 s; a hedge that
+ * finds none free is not sent) rather than on the client's dispatcher, whose per-host limit (5 by
+ * default) is shared with the async calls the hedges would be waiting for. The timer is one daemon
+ * thread that also ends when idle. A timer task costs one scheduled-future allocation and a lock
+ * on the timer's queue per hedgeable call (cancelled when the first copy answers in time).
+ */
+final class Hedger {
+  static final int MAX_THREADS = 256;
+
+  /** Runs tasks after a delay: the seam tests replace to fire hedges by hand. */
+  interface Scheduler {
+    /** Runs {@code task} after {@code delayNanos}; the returned action cancels it if it has not run. */
+    Runnable schedule(Runnable task, long delayNanos);
+  }
+
+  final HedgingPolicy policy;
+  final Scheduler scheduler;
+  final Executor legs;
+  final LongSupplier ticker;
+
+  Hedger(HedgingPolicy policy, Scheduler scheduler, Executor legs, LongSupplier ticker) {
+    this.policy = policy;
+    this.scheduler = scheduler;
+    this.legs = legs;
+    this.ticker = ticker;
+  }
+
+  /** With the shared timer thread and hedge pool. */
+  static Hedger create(HedgingPolicy policy, LongSupplier ticker) {
+    return new Hedger(policy, Shared.SCHEDULER, Shared.POOL, ticker);
+  }
+
+  /**
+   * One timer thread and one hedge pool for every interceptor in the JVM, made on first use: an
+   * application with many clients (the lab builds dozens) then holds at most {@value #MAX_THREADS}
+   * hedge threads in all, and none once it is idle. An interceptor has no close, so nothing of its
+   * own could stop them.
+   */
+  private static final class Shared {
+    static final ThreadPoolExecutor POOL = new ThreadPoolExecutor(
+        0, MAX_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), daemon("fairway-hedge-"));
+    static final Scheduler SCHEDULER;
+
+    static {
+      ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemon("fairway-hedge-timer"));
+      timer.setRemoveOnCancelPolicy(true); // most timers are cancelled: the first copy answered in time
+      timer.setKeepAliveTime(10, TimeUnit.SECONDS);
+      timer.allowCoreThreadTimeOut(true);
+      SCHEDULER = (task, delayNanos) -> {
+        ScheduledFuture<?> future = timer.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+        return () -> future.cancel(false);
+      };
+    }
+
+    private Shared() {}
+  }
+
+  /** The hedging state of one service. */
+  RouteHedging forRoute() {
+    double p = policy.percentileValue();
+    return new RouteHedging(Double.isNaN(p) ? null : new LatencyWindow(p, ticker.getAsLong()), policy.fixedDelayNanos(),
+        new RecentCounts(ticker));
+  }
+
+  private static ThreadFactory daemon(String prefix) {
+    AtomicInteger count = new AtomicInteger();
+    return runnable -> {
+      Thread thread = new Thread(runnable, prefix.endsWith("-") ? prefix + count.incrementAndGet() : prefix);
+      thread.setDaemon(true);
+      return thread;
+    };
+  }
+
+  /** One service's hedge delay and the counts behind the extra-load gauge. Thread-safe. */
+  static final class RouteHedging {
+    final @Nullable LatencyWindow window; // null for a fixed delay
+    private final long fixedDelayNanos;
+    final RecentCounts counts;
+
+    RouteHedging(@Nullable LatencyWindow window, long fixedDelayNanos, RecentCounts counts) {
+      this.window = window;
+      this.fixedDelayNanos = fixedDelayNanos;
+      this.counts = counts;
+    }
+
+    /** The delay before a hedge of a call starting now, or -1 for none. */
+    long delayNanos(long nowNanos) {
+      return window == null ? fixedDelayNanos : window.delayNanos(nowNanos);
+    }
+
+    /** A response time of one copy, for the percentile; nothing for a fixed delay. */
+    void record(long nanos) {
+      if (window != null) {
+        window.record(nanos);
+      }
+    }
+
+    /** Hedges sent per call of this service over the last 10 s (0 without calls). */
+    double extraLoad() {
+      return counts.extraLoad();
+    }
+  }
+}

@@ -1,0 +1,98 @@
+package dev.fairway.lb.okhttp;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+/**
+ * A service's recent response times and a percentile of them, for {@link
+ * HedgingPolicy#percentile(double)}. Calls record into an HdrHistogram {@link Recorder} (wait-free,
+ * no allocation: the range is fixed at 1 µs .. 60 s, 2 significant digits, longer times are counted
+ * as 60 s). The first caller that notices a refresh is due moves what the recorder holds into the
+ * current slice of a ring of {@value #SLICES} slices of {@value #SLICE_SECONDS} s and recomputes the
+ * percentile over the ring, so the delay follows the last ~10 s. The delay is -1 (no hedging) until
+ * the ring holds {@link HedgingPolicy#MIN_SAMPLES} values; meanwhile refreshes come every 200 ms so
+ * hedging starts as soon as it may, after that every {@value #SLICE_SECONDS} s. Time comes from the
+ * injected ticker, so tests move it by hand.
+ *
+ * <p>Memory: 9 histograms of about 20 KB each, 180 KB per service (the recorder's two, the ring's
+ * five, one interval, one sum). Thread-safe: recording is wait-free; a refresh runs on one caller at
+ * a time (the others go on with the previous delay) and adds up about 2,500 counts per slice.
+ */
+final class LatencyWindow {
+  static final int SLICE_SECONDS = 2;
+  static final int SLICES = 5;
+  private static final long SLICE_NANOS = TimeUnit.SECONDS.toNanos(SLICE_SECONDS);
+  /** While too few values are known, the window is looked at this often, so hedging starts soon. */
+  static final long UNKNOWN_REFRESH_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+  private static final long HIGHEST_MICROS = TimeUnit.SECONDS.toMicros(60);
+  private static final long MIN_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  private final double percentile;
+  private final Recorder recorder = new Recorder(1, HIGHEST_MICROS, 2);
+  private final Histogram[] ring = new Histogram[SLICES]; // guarded by refreshing
+  private final Histogram interval = new Histogram(1, HIGHEST_MICROS, 2); // guarded by refreshing
+  private final Histogram sum = new Histogram(1, HIGHEST_MICROS, 2); // guarded by refreshing
+  private final AtomicBoolean refreshing = new AtomicBoolean();
+  private int next; // guarded by refreshing: the ring's current slice
+  private long sliceStartNanos; // guarded by refreshing
+  private volatile long nextRefreshNanos;
+  private volatile long delayNanos = -1;
+
+  LatencyWindow(double percentile, long nowNanos) {
+    this.percentile = percentile;
+    for (int i = 0; i < SLICES; i++) {
+      ring[i] = new Histogram(1, HIGHEST_MICROS, 2);
+    }
+    this.sliceStartNanos = nowNanos;
+    this.nextRefreshNanos = nowNanos + UNKNOWN_REFRESH_NANOS;
+  }
+
+  /** One response time. */
+  void record(long nanos) {
+    long micros = Math.max(1, Math.min(HIGHEST_MICROS, TimeUnit.NANOSECONDS.toMicros(nanos)));
+    recorder.recordValue(micros);
+  }
+
+  /** The hedge delay in nanoseconds as of {@code nowNanos}, or -1 while too few responses are known. */
+  long delayNanos(long nowNanos) {
+    if (nowNanos - nextRefreshNanos >= 0 && refreshing.compareAndSet(false, true)) {
+      try {
+        refresh(nowNanos);
+      } finally {
+        refreshing.set(false);
+      }
+    }
+    return delayNanos;
+  }
+
+  private void refresh(long nowNanos) {
+    recorder.getIntervalHistogramInto(interval);
+    long sinceSlice = nowNanos - sliceStartNanos;
+    if (sinceSlice >= SLICE_NANOS) {
+      // The current slice is over; slices that passed with no refresh (no hedgeable call) stay
+      // empty, so idle time ages the window too.
+      long passed = sinceSlice / SLICE_NANOS;
+      for (long i = 0; i < Math.min(passed, SLICES); i++) {
+        next = (next + 1) % SLICES;
+        ring[next].reset();
+      }
+      sliceStartNanos += passed * SLICE_NANOS;
+    }
+    ring[next].add(interval);
+    sum.reset();
+    for (Histogram slice : ring) {
+      sum.add(slice);
+    }
+    delayNanos = sum.getTotalCount() < HedgingPolicy.MIN_SAMPLES
+        ? -1
+        : Math.max(MIN_DELAY_NANOS, TimeUnit.MICROSECONDS.toNanos(sum.getValueAtPercentile(percentile)));
+    nextRefreshNanos = nowNanos + (delayNanos < 0 ? UNKNOWN_REFRESH_NANOS : SLICE_NANOS);
+  }
+
+  /** Values in the window as of the last refresh; for tests. */
+  long samples() {
+    return sum.getTotalCount();
+  }
+}

@@ -1,0 +1,410 @@
+package dev.fairway.lb.okhttp;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fairway.lb.LoadBalancer;
+import dev.fairway.lb.Strategy;
+import dev.fairway.lb.TargetStatus;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import mockwebserver3.MockResponse;
+import okhttp3.Call;
+import okhttp3.MediaType;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import okhttp3.Response;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Hedged requests end to end on loopback MockWebServers (real time, generous bounds), with the
+ * hedge timer replaced where a test needs an exact count.
+ */
+class HedgingTest {
+  private static final MediaType TEXT = MediaType.get("text/plain; charset=utf-8");
+
+  private final Closer closer = new Closer();
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private final ExecutorService hedgePool = Executors.newCachedThreadPool();
+  /** The delays the recording scheduler was asked for, in ms. */
+  private final List<Long> scheduled = new CopyOnWriteArrayList<>();
+
+  @AfterEach
+  void closeAll() throws Exception {
+    closer.close();
+    hedgePool.shutdownNow();
+  }
+
+  /** Fires every hedge at once (as if the delay had passed), recording the delay asked for. */
+  private final Hedger.Scheduler immediately = (task, delayNanos) -> {
+    scheduled.add(TimeUnit.NANOSECONDS.toMillis(delayNanos));
+    task.run();
+    return () -> {};
+  };
+
+  /** The first request any server sees gets {@code first}; every later one {@code later}. */
+  private static Backends firstSlow(int n, MockResponse first, java.util.function.IntFunction<MockResponse> later)
+      throws IOException {
+    AtomicInteger seen = new AtomicInteger();
+    return Backends.start(n, i -> request -> seen.getAndIncrement() == 0 ? first : later.apply(i));
+  }
+
+  private static MockResponse slow(int millis, int code, String body) {
+    return new MockResponse.Builder().code(code).body(body).headersDelay(millis, TimeUnit.MILLISECONDS).build();
+  }
+
+  private LoadBalancer balancer(Backends b) {
+    return closer.add(LoadBalancer.builder("orders").targets(b.targets()).strategy(Strategy.roundRobin())
+        .meterRegistry(registry).build());
+  }
+
+  private double hedges(String result) {
+    Counter counter = registry.find("fairway.hedges").tag("result", result).counter();
+    return counter == null ? 0 : counter.count();
+  }
+
+  private long attempts(Backends b, int server, String outcome) {
+    Timer timer = registry.find("fairway.requests").tag("target", b.target(server).id()).tag("outcome", outcome).timer();
+    return timer == null ? 0 : timer.count();
+  }
+
+  private static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime() - deadline).as(what).isNegative();
+      Thread.sleep(10);
+    }
+  }
+
+  private static boolean noneInFlight(LoadBalancer lb) {
+    return lb.status().stream().mapToInt(TargetStatus::inFlight).sum() == 0;
+  }
+
+  @Test
+  void hedge_goesToTheOtherTargetAfterTheDelay_winsAndCancelsTheSlowCall() throws Exception {
+    Backends b = closer.add(firstSlow(2, slow(5_000, 200, "slow"), i -> Backends.ok("s" + i)));
+    LoadBalancer lb = balancer(b);
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100))).build());
+
+    long start = System.nanoTime();
+    String body;
+    String servedBy;
+    try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+      body = response.body().string();
+      servedBy = response.request().url().port() == b.port(0) ? "s0" : "s1";
+    }
+    long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+    assertThat(body).isEqualTo(servedBy); // the fast answer, not "slow"
+    int slow = servedBy.equals("s0") ? 1 : 0;
+    int fast = 1 - slow;
+    assertThat(millis).isBetween(100L, 3_000L);
+    assertThat(List.of(b.requests(slow), b.requests(fast))).containsExactly(1, 1);
+    assertThat(hedges("sent")).isEqualTo(1.0);
+    assertThat(hedges("won")).isEqualTo(1.0);
+    assertThat(hedges("budget_exhausted")).isZero();
+    assertThat(attempts(b, fast, "success")).isEqualTo(1);
+    assertThat(attempts(b, slow, "cancelled")).isEqualTo(1); // released: not a failure
+    assertThat(attempts(b, slow, "failure")).isZero();
+    eventually("in-flight counts back to 0", () -> noneInFlight(lb));
+    // The slow leg's connection was closed by the cancel; the winner's went back to the pool idle.
+    eventually("no connection in use", () -> client.connectionPool().connectionCount() == client.connectionPool().idleConnectionCount());
+    assertThat(client.connectionPool().connectionCount()).isEqualTo(1);
+    assertThat(registry.find("fairway.leaked.responses").counter()).isNull();
+    assertThat(registry.get("fairway.hedges.extra.load").gauge().value()).isEqualTo(1.0);
+  }
+
+  @Test
+  void budget_withEveryCallSlow_hedgesStopAtTheBudget() throws Exception {
+    Backends b = closer.add(Backends.start(2, i -> request -> slow(200, 200, "s" + i)));
+    LoadBalancer lb = balancer(b);
+    // No deposits count (0%), a reserve of 1 per second over the 10 s window: exactly 10 tokens,
+    // and the clock stands still so none expires.
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .retryBudget(0.0, 1).ticker(() -> 0L).hedgeScheduler(immediately, hedgePool)
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(20))).build());
+
+    for (int i = 0; i < 15; i++) {
+      try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+        assertThat(response.code()).isEqualTo(200);
+        response.body().string();
+      }
+      eventually("call " + i + " settled", () -> noneInFlight(lb));
+    }
+
+    assertThat(scheduled).hasSize(15).containsOnly(20L);
+    assertThat(hedges("sent")).isEqualTo(10.0);
+    assertThat(hedges("budget_exhausted")).isEqualTo(5.0);
+    assertThat(b.totalRequests()).isEqualTo(25);
+    assertThat(registry.get("fairway.hedges.extra.load").gauge().value()).isEqualTo(10 / 15.0);
+  }
+
+  @Test
+  void post_isNeverHedged_norPutOrAGetTaggedNonIdempotent() throws Exception {
+    Backends b = closer.add(Backends.start(2, i -> request -> slow(50, 200, "s" + i)));
+    LoadBalancer lb = balancer(b);
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .hedgeScheduler(immediately, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(10))).build());
+
+    List<Request> requests = List.of(
+        new Request.Builder().url("http://orders/x").post(RequestBody.create("a", TEXT)).build(),
+        new Request.Builder().url("http://orders/x").put(RequestBody.create("b", TEXT)).build(),
+        new Request.Builder().url("http://orders/x").tag(Idempotency.class, Idempotency.NON_IDEMPOTENT).build());
+    for (Request request : requests) {
+      try (Response response = client.newCall(request).execute()) {
+        assertThat(response.code()).isEqualTo(200);
+      }
+    }
+
+    assertThat(scheduled).isEmpty();
+    assertThat(b.totalRequests()).isEqualTo(3);
+    assertThat(hedges("sent")).isZero();
+  }
+
+  @Test
+  void postTaggedIdempotent_isHedged() throws Exception {
+    Backends b = closer.add(Backends.start(2, i -> request -> slow(100, 200, "s" + i)));
+    LoadBalancer lb = balancer(b);
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .hedgeScheduler(immediately, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(10))).build());
+
+    Request request = new Request.Builder().url("http://orders/x").post(RequestBody.create("a", TEXT))
+        .tag(Idempotency.class, Idempotency.IDEMPOTENT).build();
+    try (Response response = client.newCall(request).execute()) {
+      assertThat(response.code()).isEqualTo(200);
+    }
+
+    assertThat(scheduled).containsExactly(10L);
+    assertThat(hedges("sent")).isEqualTo(1.0);
+    eventually("both copies reached a server", () -> b.totalRequests() == 2);
+    assertThat(b.servers.get(0).takeRequest(1, TimeUnit.SECONDS).getBody().utf8()).isEqualTo("a");
+    assertThat(b.servers.get(1).takeRequest(1, TimeUnit.SECONDS).getBody().utf8()).isEqualTo("a");
+  }
+
+  @Test
+  void cancellingTheCallersCall_cancelsTheHedgeToo() throws Exception {
+    Backends b = closer.add(Backends.start(2, i -> request -> slow(5_000, 200, "s" + i)));
+    LoadBalancer lb = balancer(b);
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build());
+    Call call = client.newCall(new Request.Builder().url("http://orders/x").build());
+    CompletableFuture<Throwable> failure = CompletableFuture.supplyAsync(() -> {
+      try {
+        call.execute().close();
+        return new AssertionError("the call was not cancelled");
+      } catch (IOException e) {
+        return e;
+      }
+    });
+
+    eventually("first copy and hedge both at a server", () -> b.totalRequests() == 2);
+    long start = System.nanoTime();
+    call.cancel();
+    Throwable thrown = failure.get(3, TimeUnit.SECONDS);
+
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(2_000);
+    // As plain OkHttp: "Socket closed" (cancelled while reading) or "Canceled".
+    assertThat(thrown).isInstanceOf(IOException.class).hasMessageMatching("Socket closed|Canceled");
+    assertThat(hedges("sent")).isEqualTo(1.0);
+    assertThat(hedges("won")).isZero();
+    eventually("in-flight counts back to 0", () -> noneInFlight(lb));
+    assertThat(attempts(b, 0, "cancelled") + attempts(b, 1, "cancelled")).isEqualTo(2);
+    assertThat(attempts(b, 0, "failure") + attempts(b, 1, "failure")).isZero();
+    eventually("no connection in use", () -> client.connectionPool().connectionCount() == client.connectionPool().idleConnectionCount());
+  }
+
+  @Test
+  void failingHedge_doesNotFailTheCall_theFirstCopysResponseIsReturned() throws Exception {
+    Backends b = closer.add(firstSlow(2, slow(300, 200, "first"), i -> Backends.ok("x").newBuilder().code(503).build()));
+    LoadBalancer lb = balancer(b);
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build());
+
+    int firstServer;
+    try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+      assertThat(response.code()).isEqualTo(200);
+      assertThat(response.body().string()).isEqualTo("first");
+      firstServer = response.request().url().port() == b.port(0) ? 0 : 1;
+    }
+
+    assertThat(hedges("sent")).isEqualTo(1.0);
+    assertThat(hedges("won")).isZero();
+    assertThat(attempts(b, 1 - firstServer, "failure")).isEqualTo(1); // the hedge's 503 reached passive health
+    assertThat(attempts(b, firstServer, "success")).isEqualTo(1);
+    assertThat(b.totalRequests()).isEqualTo(2); // no retry after the first copy's success
+    eventually("in-flight counts back to 0", () -> noneInFlight(lb));
+  }
+
+  @Test
+  void failingFirstCopy_afterTheHedgeWasSent_theHedgesResponseIsReturned() throws Exception {
+    Backends b = closer.add(firstSlow(2, slow(200, 503, "down"), i -> slow(400, 200, "s" + i)));
+    LoadBalancer lb = balancer(b);
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build());
+
+    try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+      assertThat(response.code()).isEqualTo(200);
+      assertThat(response.body().string()).startsWith("s");
+    }
+
+    assertThat(hedges("sent")).isEqualTo(1.0);
+    assertThat(hedges("won")).isEqualTo(1.0);
+    assertThat(b.totalRequests()).isEqualTo(2); // the hedge stood in for the retry
+    eventually("in-flight counts back to 0", () -> noneInFlight(lb));
+  }
+
+  @Test
+  void bothCopiesFail_theRetryGoesToTheThirdTarget() throws Exception {
+    AtomicInteger seen = new AtomicInteger();
+    // Request 1 (the first copy) answers 503 after 300 ms, request 2 (the hedge) 503 at once,
+    // request 3 (the retry, which must avoid both) 200.
+    Backends b = closer.add(Backends.start(3, i -> request -> switch (seen.getAndIncrement()) {
+      case 0 -> slow(300, 503, "down");
+      case 1 -> new MockResponse.Builder().code(503).body("down").build();
+      default -> Backends.ok("s" + i);
+    }));
+    LoadBalancer lb = balancer(b);
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build());
+
+    String body;
+    try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+      assertThat(response.code()).isEqualTo(200);
+      body = response.body().string();
+    }
+
+    int third = Integer.parseInt(body.substring(1));
+    assertThat(b.requests(third)).isEqualTo(1);
+    assertThat(b.totalRequests()).isEqualTo(3);
+    assertThat(hedges("sent")).isEqualTo(1.0);
+    assertThat(hedges("won")).isZero();
+    assertThat(registry.get("fairway.retries").tag("reason", "status_503").counter().count()).isEqualTo(1.0);
+    for (int i = 0; i < 3; i++) {
+      assertThat(attempts(b, i, i == third ? "success" : "failure")).as("server %d", i).isEqualTo(1);
+    }
+    eventually("in-flight counts back to 0", () -> noneInFlight(lb));
+  }
+
+  @Test
+  void asyncCall_isHedgedToo() throws Exception {
+    Backends b = closer.add(firstSlow(2, slow(5_000, 200, "slow"), i -> Backends.ok("s" + i)));
+    LoadBalancer lb = balancer(b);
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100))).build());
+    CompletableFuture<String> body = new CompletableFuture<>();
+
+    client.newCall(new Request.Builder().url("http://orders/x").build()).enqueue(new okhttp3.Callback() {
+      @Override
+      public void onFailure(Call call, IOException e) {
+        body.completeExceptionally(e);
+      }
+
+      @Override
+      public void onResponse(Call call, Response response) throws IOException {
+        try (response) {
+          body.complete(response.body().string());
+        }
+      }
+    });
+
+    assertThat(body.get(3, TimeUnit.SECONDS)).matches("s[01]");
+    assertThat(hedges("won")).isEqualTo(1.0);
+    eventually("in-flight counts back to 0", () -> noneInFlight(lb));
+  }
+
+  @Test
+  void fastAnswer_beforeTheDelay_sendsNoHedge() throws Exception {
+    Backends b = closer.add(Backends.named(2));
+    LoadBalancer lb = balancer(b);
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofSeconds(2))).build());
+
+    for (int i = 0; i < 20; i++) {
+      try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+        assertThat(response.body().string()).startsWith("s");
+      }
+    }
+
+    assertThat(b.totalRequests()).isEqualTo(20);
+    assertThat(registry.find("fairway.hedges").counters()).isEmpty();
+    assertThat(registry.get("fairway.hedges.extra.load").gauge().value()).isZero();
+    eventually("in-flight counts back to 0", () -> noneInFlight(lb));
+  }
+
+  @Test
+  void percentile_noHedgingUntilTheWindowHoldsEnoughCalls_thenItsPercentile() throws Exception {
+    Backends b = closer.add(Backends.named(2));
+    LoadBalancer lb = balancer(b);
+    java.util.concurrent.atomic.AtomicLong offset = new java.util.concurrent.atomic.AtomicLong();
+    Hedger.Scheduler never = (task, delayNanos) -> { // records the delay; the hedge never fires
+      scheduled.add(TimeUnit.NANOSECONDS.toMicros(delayNanos));
+      return () -> {};
+    };
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .ticker(() -> System.nanoTime() + offset.get()).hedgeScheduler(never, hedgePool)
+        .hedging(HedgingPolicy.percentile(95.0)).build());
+
+    for (int i = 0; i < HedgingPolicy.MIN_SAMPLES; i++) {
+      try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+        assertThat(response.body().string()).startsWith("s");
+      }
+    }
+    assertThat(scheduled).isEmpty(); // sent plainly while the window fills
+    offset.addAndGet(TimeUnit.SECONDS.toNanos(2)); // the window refreshes on the next call
+    try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+      assertThat(response.body().string()).startsWith("s");
+    }
+
+    assertThat(scheduled).hasSize(1);
+    assertThat(scheduled.get(0)).isBetween(1_000L, 3_000_000L); // p95 of loopback calls, at least 1 ms
+    assertThat(b.totalRequests()).isEqualTo(HedgingPolicy.MIN_SAMPLES + 1);
+    eventually("in-flight counts back to 0", () -> noneInFlight(lb));
+  }
+
+  @Test
+  void hedgeMeters_areRemovedWhenTheBalancerCloses() throws Exception {
+    Backends b = closer.add(Backends.start(2, i -> request -> slow(100, 200, "s" + i)));
+    LoadBalancer lb = LoadBalancer.builder("orders").targets(b.targets()).meterRegistry(registry).build();
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .hedgeScheduler(immediately, hedgePool).retryBudget(0.0, 0).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(10))).build());
+    try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+      assertThat(response.code()).isEqualTo(200);
+    }
+    assertThat(hedges("budget_exhausted")).isEqualTo(1.0); // a budget of nothing: no hedge at all
+    assertThat(b.totalRequests()).isEqualTo(1);
+
+    lb.close();
+
+    assertThat(registry.find("fairway.hedges").counters()).isEmpty();
+    assertThat(registry.find("fairway.hedges.extra.load").gauge()).isNull();
+  }
+
+  @Test
+  void policy_rejectsBadValuesAndASecondSetting() {
+    assertThatThrownBy(() -> HedgingPolicy.fixedDelay(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("delay: PT0S (expected: 1ms..1h)");
+    assertThatThrownBy(() -> HedgingPolicy.percentile(100.0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("percentile: 100.0 (expected: 50.0..99.99)");
+    LoadBalancingInterceptor.Builder builder = LoadBalancingInterceptor.builder().hedging(HedgingPolicy.percentile(95));
+    assertThatThrownBy(() -> builder.hedging(HedgingPolicy.percentile(99)))
+        .isInstanceOf(IllegalStateException.class).hasMessage("hedging was already set to HedgingPolicy{percentile=95.0}");
+    assertThat(HedgingPolicy.fixedDelay(Duration.ofMillis(30))).hasToString("HedgingPolicy{fixedDelay=PT0.03S}");
+    LoadBalancer lb = closer.add(LoadBalancer.builder("orders").targets(dev.fairway.lb.Target.of("127.0.0.1", 1)).build());
+    assertThat(LoadBalancingInterceptor.builder().service("orders", lb).hedging(HedgingPolicy.percentile(99)).build())
+        .hasToString("LoadBalancingInterceptor{services=[orders], maxAttempts=3, hedging=HedgingPolicy{percentile=99.0}}");
+  }
+}

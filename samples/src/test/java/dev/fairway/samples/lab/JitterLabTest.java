@@ -1,0 +1,49 @@
+package dev.fairway.samples.lab;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A tiny jitter run with hedging on (time scale 0.02, 0.7 s measured): the columns are filled and
+ * hedges are counted. Not a measurement; the tables worth quoting come from a quiet machine.
+ */
+class JitterLabTest {
+  @Test
+  void jitterWithHedging_reportsTailPercentilesAndHedgesSent(@TempDir Path dir) throws Exception {
+    // A fixed 5 ms delay: the percentile window needs 2 s to refresh, longer than this run.
+    LabOptions options = LabOptions.parse("--scenario", "jitter", "--strategies", "round-robin,least-response-time",
+        "--time-scale", "0.02", "--duration", "700ms", "--hedge", "5ms",
+        "--csv", dir.resolve("lab.csv").toString(), "--report", dir.resolve("lab.html").toString());
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    List<RunResult> results = new Lab(options, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)).runAndReport();
+    String stdout = out.toString(StandardCharsets.UTF_8);
+    System.out.println(stdout);
+
+    assertThat(results).hasSize(2);
+    for (RunResult r : results) {
+      assertThat(r.scenario()).isEqualTo(Scenario.JITTER);
+      assertThat(r.errors()).as("errors with %s", r.strategy()).isZero();
+      assertThat(r.hedges()).as("hedges with %s", r.strategy()).isPositive();
+      assertThat(r.p999Ms).isGreaterThanOrEqualTo(r.p99Ms);
+      assertThat(r.p99Ms).isGreaterThanOrEqualTo(r.p95Ms);
+    }
+    assertThat(stdout).contains("jitter: 100 users, 1% of requests on every backend take 20x (N=100)")
+        .contains(", hedging 5ms").contains("p99.9 ms").contains("hedges");
+    List<String> csv = Files.readAllLines(dir.resolve("lab.csv"));
+    assertThat(csv.get(0)).endsWith(",per_backend,clients,in_zone_share,in_zone_before,in_zone_after,in_zone_swing,spill_s,p999_ms,hedges");
+    for (String row : csv.subList(1, csv.size())) {
+      String[] cells = row.split(",", -1);
+      assertThat(cells).hasSize(21);
+      assertThat(Long.parseLong(cells[20])).isPositive();
+    }
+  }
+}
