@@ -11,10 +11,12 @@ final class PickHandle implements Pick {
   private final TrackedTarget tracked;
   private final Target target;
   private final long startNanos;
-  /** True if this call holds one of a half-open target's trial permits. */
-  private final boolean trial;
-  /** This balancer's calls on the target when this one was picked, itself included. */
-  private final int inFlightAtPick;
+  /**
+   * This balancer's calls on the target when this one was picked, itself included, shifted left by
+   * one; the low bit is set if this call holds one of a half-open target's trial permits. One field
+   * for both keeps the handle at 48 bytes, the size it had before it carried the count.
+   */
+  private final int state;
   private volatile int done;
   private volatile long latencyNanos = -1;
 
@@ -23,8 +25,11 @@ final class PickHandle implements Pick {
     this.tracked = tracked;
     this.target = tracked.target;
     this.startNanos = startNanos;
-    this.trial = trial;
-    this.inFlightAtPick = tracked.inFlight;
+    this.state = tracked.inFlight << 1 | (trial ? 1 : 0);
+  }
+
+  private boolean trial() {
+    return (state & 1) != 0;
   }
 
   /** The balancer's state of the picked target, for tests that check it after it left. */
@@ -54,21 +59,21 @@ final class PickHandle implements Pick {
   @Override
   public void success() {
     if (DONE.compareAndSet(this, 0, 1)) {
-      completions.success(tracked, startNanos, latencyNanos, inFlightAtPick, trial);
+      completions.success(tracked, startNanos, latencyNanos, state >>> 1, trial());
     }
   }
 
   @Override
   public void failure(Throwable cause) {
     if (DONE.compareAndSet(this, 0, 1)) {
-      completions.failure(tracked, startNanos, cause, trial);
+      completions.failure(tracked, startNanos, cause, trial());
     }
   }
 
   @Override
   public void release() {
     if (DONE.compareAndSet(this, 0, 1)) {
-      completions.release(tracked, trial);
+      completions.release(tracked, trial());
     }
   }
 
