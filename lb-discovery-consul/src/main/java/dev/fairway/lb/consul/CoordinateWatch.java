@@ -171,16 +171,8 @@ final class CoordinateWatch {
       fail("malformed", "/v1/coordinate/nodes is not a JSON array");
       return;
     }
-    String indexHeader = reply.header("X-Consul-Index");
-    long next;
-    try {
-      next = indexHeader == null ? 0 : Long.parseUnsignedLong(indexHeader.trim());
-    } catch (NumberFormatException e) {
-      fail("bad_index", "X-Consul-Index: " + indexHeader);
-      return;
-    }
+    long next = WatchSteps.blockingIndex(reply, this::fail);
     if (next == 0) {
-      fail("missing_index", "X-Consul-Index missing or 0"); // blocking on 0 would be a hot loop
       return;
     }
     boolean filtered = "true".equalsIgnoreCase(reply.header("X-Consul-Results-Filtered-By-ACLs"));

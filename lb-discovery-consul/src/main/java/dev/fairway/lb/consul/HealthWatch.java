@@ -158,17 +158,8 @@ final class HealthWatch {
       fail("malformed", "the reply is not a JSON array");
       return;
     }
-    String indexHeader = reply.header("X-Consul-Index");
-    long next;
-    try {
-      next = indexHeader == null ? 0 : Long.parseUnsignedLong(indexHeader.trim());
-    } catch (NumberFormatException e) {
-      fail("bad_index", "X-Consul-Index: " + firstLine(indexHeader));
-      return;
-    }
+    long next = WatchSteps.blockingIndex(reply, this::fail);
     if (next == 0) {
-      // Never block on an index below 1: it would turn into a hot loop.
-      fail("missing_index", "X-Consul-Index missing or 0");
       return;
     }
     if (tooStale(reply)) {

@@ -37,6 +37,28 @@ final class WatchSteps {
     this.unexpected = unexpected;
   }
 
+  /**
+   * The reply's {@code X-Consul-Index}, the index the next blocking query waits on; or 0 after
+   * reporting to {@code onBad} why there is none: {@code bad_index} when it is not a number,
+   * {@code missing_index} when it is absent or 0 (blocking on 0 would be a hot loop, so Consul's
+   * rule is never to). Both watches read it here, so they refuse the same replies the same way.
+   */
+  static long blockingIndex(ConsulHttp.Reply reply, Failure onBad) {
+    String header = reply.header("X-Consul-Index");
+    long next;
+    try {
+      next = header == null ? 0 : Long.parseUnsignedLong(header.trim());
+    } catch (NumberFormatException e) {
+      String shown = String.valueOf(header).replaceAll("\\s+", " ").trim(); // not null: it failed to parse
+      onBad.fail("bad_index", "X-Consul-Index: " + (shown.length() > 200 ? shown.substring(0, 200) + "..." : shown));
+      return 0;
+    }
+    if (next == 0) {
+      onBad.fail("missing_index", "X-Consul-Index missing or 0");
+    }
+    return next;
+  }
+
   /** Runs {@code step} on the scheduler now. */
   void execute(Runnable step) {
     scheduler.execute(() -> guarded(step));
