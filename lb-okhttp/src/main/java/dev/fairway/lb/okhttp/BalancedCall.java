@@ -58,6 +58,9 @@ final class BalancedCall {
     route.budget.deposit();
     if (route.hedging != null) {
       route.hedging.counts.call();
+      if (hedgeable) {
+        route.hedging.budget.deposit();
+      }
     }
     try {
       for (;;) {

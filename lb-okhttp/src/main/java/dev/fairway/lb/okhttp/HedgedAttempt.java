@@ -23,8 +23,8 @@ import org.jspecify.annotations.Nullable;
  * leg's target as it is.
  *
  * <p>The first leg runs on the caller's thread. After the delay the timer hands {@link #fire} to
- * the hedge pool: it picks a target other than the first's, takes a token from the retry budget,
- * and runs the hedge. The first <em>usable</em> response (not a failure status) wins; the other leg
+ * the hedge pool: it picks a target other than the first's, takes a token from the hedge budget and
+ * one from the retry budget, and runs the hedge. The first <em>usable</em> response (not a failure status) wins; the other leg
  * is cancelled and its pick released (neither a failure nor a latency sample). A leg that fails or
  * answers a failure status does not end the race while the other may still answer: its failure
  * reaches passive health, and if the other leg fails too the caller gets the first leg's outcome (a
@@ -241,7 +241,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
         pick.release();
         return;
       }
-      if (!route.budget.tryWithdraw()) {
+      if (!withdrawTokens()) {
         hedge = CLOSED;
         pick.release();
         route.metrics.hedge(CallMetrics.HEDGE_BUDGET_EXHAUSTED);
@@ -284,6 +284,21 @@ final class HedgedAttempt extends EventListener implements Runnable {
     if (late) {
       settleLoser(s);
     }
+  }
+
+  /** One token from the hedges' own budget and one from the retry budget, or neither. */
+  private boolean withdrawTokens() {
+    Hedger.RouteHedging stats = route.hedging;
+    if (stats != null && !stats.budget.tryWithdraw()) {
+      return false;
+    }
+    if (!route.budget.tryWithdraw()) {
+      if (stats != null) {
+        stats.budget.refund();
+      }
+      return false;
+    }
+    return true;
   }
 
   private void close() {

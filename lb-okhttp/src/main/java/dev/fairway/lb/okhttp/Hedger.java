@@ -79,7 +79,7 @@ final class Hedger {
   RouteHedging forRoute() {
     double p = policy.percentileValue();
     return new RouteHedging(Double.isNaN(p) ? null : new LatencyWindow(p, ticker.getAsLong()), policy.fixedDelayNanos(),
-        new RecentCounts(ticker));
+        new RecentCounts(ticker), new RetryBudget(policy.percentCanHedge(), policy.minHedgesPerSecond(), ticker));
   }
 
   private static ThreadFactory daemon(String prefix) {
@@ -91,16 +91,19 @@ final class Hedger {
     };
   }
 
-  /** One service's hedge delay and the counts behind the extra-load gauge. Thread-safe. */
+  /** One service's hedge delay, its hedge budget and the counts behind the extra-load gauge. Thread-safe. */
   static final class RouteHedging {
     final @Nullable LatencyWindow window; // null for a fixed delay
     private final long fixedDelayNanos;
     final RecentCounts counts;
+    /** The hedges' own budget (the policy's share of hedgeable calls); the retry budget comes on top. */
+    final RetryBudget budget;
 
-    RouteHedging(@Nullable LatencyWindow window, long fixedDelayNanos, RecentCounts counts) {
+    RouteHedging(@Nullable LatencyWindow window, long fixedDelayNanos, RecentCounts counts, RetryBudget budget) {
       this.window = window;
       this.fixedDelayNanos = fixedDelayNanos;
       this.counts = counts;
+      this.budget = budget;
     }
 
     /** The delay before a hedge of a call starting now, or -1 for none. */

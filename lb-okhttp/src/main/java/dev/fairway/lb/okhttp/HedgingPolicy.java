@@ -21,23 +21,38 @@ import org.jspecify.annotations.Nullable;
  *       #fixedDelay(Duration)}.
  * </ul>
  *
- * <p>Hedges and retries of a service draw from one budget, {@link
- * LoadBalancingInterceptor.Builder#retryBudget(double, int)}: together they add at most that share
- * of load. A hedge the budget refuses is not sent (counted as {@code
- * fairway.hedges{result=budget_exhausted}}).
+ * <p>Two budgets bound the extra load. Hedges have one of their own, {@link #withBudget(double,
+ * int)}: by default at most 5% of a service's hedgeable calls plus one hedge a second (so that
+ * low traffic can hedge too), over a 10-second window. And every hedge also takes a token from the
+ * budget retries draw from, {@link LoadBalancingInterceptor.Builder#retryBudget(double, int)}, so
+ * retries and hedges together add at most that share of load. A hedge either budget refuses is not
+ * sent (counted as {@code fairway.hedges{result=budget_exhausted}}).
+ *
+ * <p>A hedge costs the service a whole request even when it loses: most servers, the lab's
+ * included, go on working on a request whose caller has gone until they write the response. At a
+ * load that keeps every worker busy each hedge therefore displaces another call, and throughput
+ * drops by about the hedge share; hedging pays where there is capacity to spare.
  *
  * <p>Immutable and thread-safe.
  */
 public final class HedgingPolicy {
   /** Responses the percentile window must hold before a percentile delay is used. */
   public static final int MIN_SAMPLES = 100;
+  /** The default share of hedgeable calls that may get a hedge, over the budget's window. */
+  public static final double DEFAULT_PERCENT_CAN_HEDGE = 0.05;
+  /** The default hedges a second a service may have on top of its share. */
+  public static final int DEFAULT_MIN_HEDGES_PER_SECOND = 1;
 
   private final long fixedDelayNanos; // -1 for a percentile policy
   private final double percentile; // NaN for a fixed policy
+  private final double percentCanHedge;
+  private final int minHedgesPerSecond;
 
-  private HedgingPolicy(long fixedDelayNanos, double percentile) {
+  private HedgingPolicy(long fixedDelayNanos, double percentile, double percentCanHedge, int minHedgesPerSecond) {
     this.fixedDelayNanos = fixedDelayNanos;
     this.percentile = percentile;
+    this.percentCanHedge = percentCanHedge;
+    this.minHedgesPerSecond = minHedgesPerSecond;
   }
 
   /**
@@ -49,7 +64,7 @@ public final class HedgingPolicy {
   public static HedgingPolicy fixedDelay(Duration delay) {
     Args.requireArgument(delay != null && delay.compareTo(Duration.ofMillis(1)) >= 0
         && delay.compareTo(Duration.ofHours(1)) <= 0, "delay", delay, "1ms..1h");
-    return new HedgingPolicy(delay.toNanos(), Double.NaN);
+    return new HedgingPolicy(delay.toNanos(), Double.NaN, DEFAULT_PERCENT_CAN_HEDGE, DEFAULT_MIN_HEDGES_PER_SECOND);
   }
 
   /**
@@ -62,7 +77,35 @@ public final class HedgingPolicy {
    */
   public static HedgingPolicy percentile(double percentile) {
     Args.requireArgument(percentile >= 50.0 && percentile <= 99.99, "percentile", percentile, "50.0..99.99");
-    return new HedgingPolicy(-1, percentile);
+    return new HedgingPolicy(-1, percentile, DEFAULT_PERCENT_CAN_HEDGE, DEFAULT_MIN_HEDGES_PER_SECOND);
+  }
+
+  /**
+   * This policy with its own hedge budget, a token bucket like the retry budget's: every hedgeable
+   * call deposits {@code percentCanHedge} of a token, every hedge takes a whole one, and {@code
+   * minHedgesPerSecond} tokens a second are there without deposits; both expire after 10 s. So
+   * within any 10 s a service sends at most {@code percentCanHedge * hedgeable calls + 10 *
+   * minHedgesPerSecond} hedges (and the retry budget may refuse some of those). Default 0.05 and 1.
+   *
+   * @param percentCanHedge 0.0 .. 1.0 (0.05 = at most 5% more calls)
+   * @param minHedgesPerSecond 0 .. 10000
+   * @throws IllegalArgumentException naming the field and value if either is out of range
+   */
+  public HedgingPolicy withBudget(double percentCanHedge, int minHedgesPerSecond) {
+    Args.requireArgument(percentCanHedge >= 0.0 && percentCanHedge <= 1.0, "percentCanHedge", percentCanHedge, "0.0..1.0");
+    Args.requireArgument(minHedgesPerSecond >= 0 && minHedgesPerSecond <= 10_000,
+        "minHedgesPerSecond", minHedgesPerSecond, "0..10000");
+    return new HedgingPolicy(fixedDelayNanos, percentile, percentCanHedge, minHedgesPerSecond);
+  }
+
+  /** The share of hedgeable calls that may get a hedge. */
+  double percentCanHedge() {
+    return percentCanHedge;
+  }
+
+  /** Hedges a second allowed on top of the share. */
+  int minHedgesPerSecond() {
+    return minHedgesPerSecond;
   }
 
   /** The fixed delay in nanoseconds, or -1 for a percentile policy. */
@@ -78,18 +121,23 @@ public final class HedgingPolicy {
   @Override
   public boolean equals(@Nullable Object o) {
     return o instanceof HedgingPolicy other && other.fixedDelayNanos == fixedDelayNanos
-        && Double.compare(other.percentile, percentile) == 0;
+        && Double.compare(other.percentile, percentile) == 0
+        && Double.compare(other.percentCanHedge, percentCanHedge) == 0
+        && other.minHedgesPerSecond == minHedgesPerSecond;
   }
 
   @Override
   public int hashCode() {
-    return Long.hashCode(fixedDelayNanos) * 31 + Double.hashCode(percentile);
+    return ((Long.hashCode(fixedDelayNanos) * 31 + Double.hashCode(percentile)) * 31
+        + Double.hashCode(percentCanHedge)) * 31 + minHedgesPerSecond;
   }
 
   @Override
   public String toString() {
+    String budget = ", percentCanHedge=" + String.format(Locale.ROOT, "%s", percentCanHedge)
+        + ", minHedgesPerSecond=" + minHedgesPerSecond + "}";
     return fixedDelayNanos >= 0
-        ? "HedgingPolicy{fixedDelay=" + Duration.ofNanos(fixedDelayNanos) + "}"
-        : "HedgingPolicy{percentile=" + String.format(Locale.ROOT, "%s", percentile) + "}";
+        ? "HedgingPolicy{fixedDelay=" + Duration.ofNanos(fixedDelayNanos) + budget
+        : "HedgingPolicy{percentile=" + String.format(Locale.ROOT, "%s", percentile) + budget;
   }
 }

@@ -65,7 +65,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>With {@link Builder#hedging}, a GET, HEAD or OPTIONS call (or one tagged {@link
  *       Idempotency#IDEMPOTENT}) that has no response after the policy's delay gets one hedge on
  *       another target; the first usable response wins and the other copy is cancelled and its
- *       pick released. Hedges share the retry budget and count as attempts.
+ *       pick released. Hedges have a budget of their own (default 5% of hedgeable calls), also
+ *       take from the retry budget, and count as attempts.
  * </ul>
  *
  * <h2>OkHttp's own retryOnConnectionFailure</h2>
@@ -304,8 +305,10 @@ public final class LoadBalancingInterceptor implements Interceptor {
      * response after the policy's delay; the first usable response wins and the other copy is
      * cancelled. Only GET, HEAD and OPTIONS requests, and requests tagged {@link
      * Idempotency#IDEMPOTENT}, are hedged; at most one hedge per call, and only for its first
-     * attempt. Hedges draw from the retry budget ({@link #retryBudget}) and count as attempts
-     * toward {@link #maxAttempts}. Default: no hedging.
+     * attempt. Each hedge takes a token from the policy's own budget ({@link
+     * HedgingPolicy#withBudget}, default 5% of hedgeable calls plus one a second) and one from the
+     * retry budget ({@link #retryBudget}), so retries and hedges together stay within the latter;
+     * hedges count as attempts toward {@link #maxAttempts}. Default: no hedging.
      *
      * <p>Each copy is a clone of the caller's {@link okhttp3.Call} that passes through the client's
      * interceptors again: add this interceptor first, so that no other application interceptor sees

@@ -54,6 +54,11 @@ final class RetryBudget {
     return true;
   }
 
+  /** Gives back a token {@link #tryWithdraw} took, for an attempt that was not made after all. */
+  void refund() {
+    balance.addAndGet(slice(epochNow()), TOKEN);
+  }
+
   /** Whole tokens available now (for tests and toString). */
   long available() {
     long epoch = epochNow();

@@ -154,6 +154,36 @@ class HedgingTest {
   }
 
   @Test
+  void hedgeBudget_withEveryCallSlow_allowsItsShareOfHedgeableCallsOnly() throws Exception {
+    Backends b = closer.add(Backends.start(2, i -> request -> slow(100, 200, "s" + i)));
+    LoadBalancer lb = balancer(b);
+    // The retry budget could pay for every hedge (10 tokens a second, clock standing still: 100);
+    // the hedges' own budget is 10% of hedgeable calls and no reserve: calls 10, 20 and 30 bring
+    // its balance to one whole token. A POST deposits nothing.
+    OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
+        .retryBudget(0.0, 10).ticker(() -> 0L).hedgeScheduler(immediately, hedgePool)
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(20)).withBudget(0.1, 0)).build());
+
+    for (int i = 0; i < 30; i++) {
+      Request.Builder request = new Request.Builder().url("http://orders/x");
+      if (i == 5) { // not hedgeable: no deposit, no hedge
+        client.newCall(request.post(RequestBody.create("x", TEXT)).build()).execute().close();
+      }
+      try (Response response = client.newCall(request.get().build()).execute()) {
+        assertThat(response.code()).isEqualTo(200);
+        response.body().string();
+      }
+      eventually("call " + i + " settled", () -> noneInFlight(lb));
+    }
+
+    assertThat(scheduled).hasSize(30);
+    assertThat(hedges("sent")).isEqualTo(3.0);
+    assertThat(hedges("budget_exhausted")).isEqualTo(27.0);
+    assertThat(b.totalRequests()).isEqualTo(30 + 1 + 3);
+    assertThat(registry.get("fairway.hedges.extra.load").gauge().value()).isEqualTo(3 / 31.0);
+  }
+
+  @Test
   void post_isNeverHedged_norPutOrAGetTaggedNonIdempotent() throws Exception {
     Backends b = closer.add(Backends.start(2, i -> request -> slow(50, 200, "s" + i)));
     LoadBalancer lb = balancer(b);
@@ -401,10 +431,20 @@ class HedgingTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessage("percentile: 100.0 (expected: 50.0..99.99)");
     LoadBalancingInterceptor.Builder builder = LoadBalancingInterceptor.builder().hedging(HedgingPolicy.percentile(95));
     assertThatThrownBy(() -> builder.hedging(HedgingPolicy.percentile(99)))
-        .isInstanceOf(IllegalStateException.class).hasMessage("hedging was already set to HedgingPolicy{percentile=95.0}");
-    assertThat(HedgingPolicy.fixedDelay(Duration.ofMillis(30))).hasToString("HedgingPolicy{fixedDelay=PT0.03S}");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("hedging was already set to HedgingPolicy{percentile=95.0, percentCanHedge=0.05, minHedgesPerSecond=1}");
+    assertThat(HedgingPolicy.fixedDelay(Duration.ofMillis(30)))
+        .hasToString("HedgingPolicy{fixedDelay=PT0.03S, percentCanHedge=0.05, minHedgesPerSecond=1}");
+    assertThatThrownBy(() -> HedgingPolicy.percentile(95).withBudget(1.5, 1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("percentCanHedge: 1.5 (expected: 0.0..1.0)");
+    assertThatThrownBy(() -> HedgingPolicy.percentile(95).withBudget(0.05, -1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("minHedgesPerSecond: -1 (expected: 0..10000)");
+    assertThat(HedgingPolicy.percentile(95).withBudget(0.02, 0)).hasToString(
+        "HedgingPolicy{percentile=95.0, percentCanHedge=0.02, minHedgesPerSecond=0}")
+        .isEqualTo(HedgingPolicy.percentile(95).withBudget(0.02, 0)).isNotEqualTo(HedgingPolicy.percentile(95));
     LoadBalancer lb = closer.add(LoadBalancer.builder("orders").targets(dev.fairway.lb.Target.of("127.0.0.1", 1)).build());
     assertThat(LoadBalancingInterceptor.builder().service("orders", lb).hedging(HedgingPolicy.percentile(99)).build())
-        .hasToString("LoadBalancingInterceptor{services=[orders], maxAttempts=3, hedging=HedgingPolicy{percentile=99.0}}");
+        .hasToString("LoadBalancingInterceptor{services=[orders], maxAttempts=3, "
+            + "hedging=HedgingPolicy{percentile=99.0, percentCanHedge=0.05, minHedgesPerSecond=1}}");
   }
 }

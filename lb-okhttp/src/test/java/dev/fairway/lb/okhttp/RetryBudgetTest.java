@@ -58,4 +58,17 @@ class RetryBudgetTest {
     }
     assertThat(budget.tryWithdraw()).isFalse();
   }
+
+  @Test
+  void refund_givesBackTheTokenAWithdrawalTook() {
+    RetryBudget one = new RetryBudget(0.5, 0, now::get);
+    one.deposit();
+    one.deposit(); // one whole token
+    assertThat(one.tryWithdraw()).isTrue();
+    assertThat(one.tryWithdraw()).isFalse();
+    one.refund();
+    assertThat(one.available()).isEqualTo(1);
+    assertThat(one.tryWithdraw()).isTrue();
+    assertThat(one.tryWithdraw()).isFalse();
+  }
 }
