@@ -61,6 +61,12 @@ abstract class PeakEwmaLoad extends PeakEwmaLoadPadBefore {
   volatile int learnedConcurrency;
   /** Ticker value until which probing one call above {@link #learnedConcurrency} waits. */
   volatile long probeBlockedUntilNanos;
+  /**
+   * When this balancer's last call that was alone on the target waited, or {@link #NO_ALONE_WAIT}
+   * if that call did not wait (or none has yet).
+   */
+  volatile long aloneWaitedAtNanos = NO_ALONE_WAIT;
+  static final long NO_ALONE_WAIT = Long.MIN_VALUE;
 
   /** A call at most this many times the service time did not queue. */
   static final double NO_QUEUE_RATIO = 1.1;
@@ -75,9 +81,13 @@ abstract class PeakEwmaLoad extends PeakEwmaLoadPadBefore {
    * not wait, so the target served that many at once: the estimate rises to it. A call slower than
    * {@value #QUEUED_RATIO} x waited: sent above the estimate, it was a probe that found the limit
    * (probing pauses for a window of the minimum, see {@link #recordSuccessLatency}); sent at or
-   * below, the estimate was too high and drops by one. A call that was this balancer's only one on
-   * the target and still waited proves that other clients load it: the method returns true, and the
-   * caller stops trusting its own counts (see {@link LeastQueueingStrategy}). Racy like the EWMA.
+   * below, the estimate was too high and drops by one. Two calls in a row that were this
+   * balancer's only one on the target and still waited, the second within {@link
+   * OtherClients#holdNanos} of the first, prove that other clients load it: the method returns true,
+   * and the caller stops trusting its own counts (see {@link LeastQueueingStrategy}). One such call
+   * alone proves nothing: a garbage-collection pause or a cold cache makes one call in a hundred
+   * slow on a target nobody else calls (the lab's {@code jitter}: 1% of calls 20x slower kept one
+   * client's balancer in least-response-time mode for about half its picks). Racy like the EWMA.
    *
    * @return true if the call shows load from other clients
    */
@@ -88,6 +98,9 @@ abstract class PeakEwmaLoad extends PeakEwmaLoadPadBefore {
     }
     int learned = learnedConcurrency;
     if (latencyNanos <= min * NO_QUEUE_RATIO) {
+      if (inFlightAtPick == 1) {
+        aloneWaitedAtNanos = NO_ALONE_WAIT;
+      }
       if (inFlightAtPick > learned) {
         learnedConcurrency = inFlightAtPick;
       }
@@ -97,7 +110,9 @@ abstract class PeakEwmaLoad extends PeakEwmaLoadPadBefore {
       return false; // too close to tell
     }
     if (inFlightAtPick == 1) {
-      return true;
+      long previous = aloneWaitedAtNanos;
+      aloneWaitedAtNanos = nowNanos;
+      return previous != NO_ALONE_WAIT && nowNanos - previous <= OtherClients.holdNanos(min);
     }
     if (inFlightAtPick > learned) {
       probeBlockedUntilNanos = nowNanos + Math.max(MIN_WINDOW_NANOS, (long) (MIN_WINDOW_FACTOR * min));

@@ -151,10 +151,11 @@ class LeastQueueingTest {
       ticker.advanceMillis(n.equals("1") ? (i < 2 ? 10 : 100) : 20);
       p.success();
     }
-    // 1 is the faster free target until its third call, alone on it, takes 100 ms: ten times its
-    // service time, so it waited behind someone else's calls. The balancer stops trusting its own
-    // counts and scores by peak-EWMA cost: 100 ms against 20.
-    assertThat(seq).containsExactly("1", "1", "1", "2", "2", "2", "2", "2");
+    // 1 is the faster free target until its third and fourth calls, each alone on it, take 100 ms:
+    // ten times its service time, twice in a row, so they waited behind someone else's calls (one
+    // could have been a pause). The balancer stops trusting its own counts and scores by peak-EWMA
+    // cost: 100 ms against 20.
+    assertThat(seq).containsExactly("1", "1", "1", "1", "2", "2", "2", "2");
   }
 
   /** Regression: a target that never answered lost to every free one, so it was never measured. */
@@ -179,15 +180,44 @@ class LeastQueueingTest {
       call(lb, ticker, t(2), 25, Double.NaN, Double.NaN);
       call(lb, ticker, t(3), 40, Double.NaN, Double.NaN);
     }
-    // Our only call on 3 took 70 ms against its 40: another client's calls queued ahead of it. Our
-    // own counts no longer tell where a worker is free, for 64 x 40 ms (at least 1 s).
-    call(lq, ticker, t(3), 70, Double.NaN, Double.NaN);
-    call(lrt, ticker, t(3), 70, Double.NaN, Double.NaN);
+    // Our only call on 3 took 70 ms against its 40, twice in a row: another client's calls queued
+    // ahead of it. Our own counts no longer tell where a worker is free, for 64 x 40 ms (at least 1 s).
+    for (int i = 0; i < 2; i++) {
+      call(lq, ticker, t(3), 70, Double.NaN, Double.NaN);
+      call(lrt, ticker, t(3), 70, Double.NaN, Double.NaN);
+    }
     assertThat(held(lq, 12)).isEqualTo(held(lrt, 12)).containsExactly(
         "1", "1", "2", "1", "1", "1", "2", "1", "1", "3", "2", "1");
     releaseAll();
     ticker.advanceMillis(2_560);
     assertThat(held(lq, 3)).containsExactly("1", "1", "2"); // alone again: its own counts count
+  }
+
+  @Test
+  void oneCallThatWaitedAlone_isAPauseNotOtherClients_unlessTheNextOneWaitsToo() throws Exception {
+    LoadBalancer lq = lb(t(1), t(2), t(3));
+    LoadBalancer lrt = Fixtures.builder(ticker, 42).targets(t(1), t(2), t(3)).strategy(Strategy.leastResponseTime())
+        .build();
+    // 3's only call takes 2.5x its 40 ms (a pause), the next one 40 ms, then 2.5x again: no two in
+    // a row, so least queueing goes on trusting its own counts and differs from least response time.
+    for (long ms : new long[] {40, 100, 40, 100}) {
+      for (LoadBalancer lb : List.of(lq, lrt)) {
+        if (ms == 40) {
+          call(lb, ticker, t(1), 10, Double.NaN, Double.NaN);
+          call(lb, ticker, t(2), 25, Double.NaN, Double.NaN);
+        }
+        call(lb, ticker, t(3), ms, Double.NaN, Double.NaN);
+      }
+    }
+    List<String> own = held(lq, 12);
+    List<String> leastResponseTime = held(lrt, 12);
+    assertThat(own).isNotEqualTo(leastResponseTime);
+    releaseAll();
+    // A second slow call right after the first (within 64 x 40 ms): other clients queue there.
+    call(lq, ticker, t(3), 100, Double.NaN, Double.NaN);
+    call(lrt, ticker, t(3), 100, Double.NaN, Double.NaN);
+    assertThat(held(lq, 12)).isEqualTo(held(lrt, 12));
+    releaseAll();
   }
 
   @Test
