@@ -3,6 +3,7 @@ package dev.fairway.benchmarks;
 import com.sun.net.httpserver.HttpServer;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.okhttp.HedgingPolicy;
 import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,6 +11,7 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -47,6 +49,10 @@ import org.openjdk.jmh.annotations.Warmup;
  *       application interceptor with a canned 200 response, so no socket is involved: the
  *       difference is the interceptor alone (URL rewrite, pick, response tracking, completion when
  *       the body is read), free of loopback noise.
+ *   <li>{@code hedgedNoNetwork}: as {@code balancedNoNetwork} through an interceptor with hedging
+ *       on, its delay so long (1 h) that no hedge is ever sent: what hedging costs every call that
+ *       does not need a hedge (the clone of the call, the hedge timer set and cancelled, the
+ *       listener on the caller's call). Hedges themselves are not measured here.
  * </ul>
  */
 @State(Scope.Benchmark)
@@ -67,6 +73,7 @@ public class InterceptorBenchmark {
   OkHttpClient balanced;
   OkHttpClient plainCanned;
   OkHttpClient balancedCanned;
+  OkHttpClient hedgedCanned;
   Request plainRequest;
   Request balancedRequest;
 
@@ -102,6 +109,9 @@ public class InterceptorBenchmark {
     Interceptor canned = InterceptorBenchmark::canned;
     plainCanned = base0.newBuilder().addInterceptor(canned).build();
     balancedCanned = base0.newBuilder().addInterceptor(interceptor).addInterceptor(canned).build();
+    LoadBalancingInterceptor hedging = LoadBalancingInterceptor.builder().service("orders", balancer)
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofHours(1))).build();
+    hedgedCanned = base0.newBuilder().addInterceptor(hedging).addInterceptor(canned).build();
 
     plainRequest = new Request.Builder().url("http://127.0.0.1:" + port + "/hello").build();
     balancedRequest = new Request.Builder().url("http://orders/hello").build();
@@ -159,5 +169,10 @@ public class InterceptorBenchmark {
   @Benchmark
   public int balancedNoNetwork() throws IOException {
     return call(balancedCanned, balancedRequest);
+  }
+
+  @Benchmark
+  public int hedgedNoNetwork() throws IOException {
+    return call(hedgedCanned, balancedRequest);
   }
 }
