@@ -322,7 +322,7 @@ public final class LoadBalancer implements AutoCloseable {
       return this;
     }
 
-    /** Default: {@link Strategy#leastResponseTime()}. */
+    /** Default: {@link Strategy#leastQueueing()}. */
     public Builder strategy(Strategy strategy) {
       requireUnset("strategy", this.strategy);
       requireArgument(strategy != null, "strategy", null, "one of Strategy's factories");
@@ -424,7 +424,7 @@ public final class LoadBalancer implements AutoCloseable {
     }
 
     Strategy strategyOrDefault() {
-      return strategy != null ? strategy : Strategy.leastResponseTime();
+      return strategy != null ? strategy : Strategy.leastQueueing();
     }
 
     PassiveHealth passiveHealthOrDefault() {

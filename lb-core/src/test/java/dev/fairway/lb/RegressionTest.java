@@ -270,7 +270,7 @@ class RegressionTest {
     LoadBalancer first = builder.build();
     builder.strategy(Strategy.roundRobin()); // not set before build(): still settable
     LoadBalancer second = builder.build();
-    assertThat(first.strategy().name()).isEqualTo("least-response-time");
+    assertThat(first.strategy().name()).isEqualTo("least-queueing");
     assertThat(second.strategy().name()).isEqualTo("round-robin");
     first.close();
     List<String> seq = sequence(second, 4); // a rotation from a random start
