@@ -46,7 +46,7 @@ import org.jspecify.annotations.Nullable;
  * sending to the 500 ms target after it queued. A report carries what every client did. The final
  * version against least response time, time scale 1, three 6 s runs per cell, medians: light 95.1%
  * against 88.6% of the limit, steady 99.4 / 98.8, burst 101.4 / 101.2, fleet 95.0 / 95.3, slowdown
- * 99.5 / 99.5, fastfail 99.3 / 99.0; with load reports light 96.4 / 88.8, fleet 98.1 / 95.6, the
+ * 99.5 / 99.2, fastfail 99.3 / 99.0; with load reports light 96.4 / 88.8, fleet 98.1 / 95.6, the
  * others within a point. Ahead or level everywhere, far ahead at light load, where filling the
  * fastest targets' free workers matters most: so it is the default. Its cost: p99 in fleet with
  * reports, 1.48 s against 0.98 s, since it also keeps the slowest target's workers busy.
