@@ -44,7 +44,7 @@ import org.openjdk.jmh.annotations.Warmup;
  *       {@code http://orders/hello} and the interceptor sends it to one of 4 targets, all on that
  *       server (distinct ids, one address, so both clients share one pooled connection's worth of
  *       work). Both clients: same connection pool size, same dispatcher, default timeouts; the
- *       balancer uses the defaults a user gets (least response time, default passive health).
+ *       balancer uses the defaults a user gets (least queueing, default passive health).
  *   <li>{@code plainNoNetwork} / {@code balancedNoNetwork}: the same calls answered by a last
  *       application interceptor with a canned 200 response, so no socket is involved: the
  *       difference is the interceptor alone (URL rewrite, pick, response tracking, completion when
