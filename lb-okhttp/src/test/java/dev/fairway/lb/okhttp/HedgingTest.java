@@ -89,6 +89,15 @@ class HedgingTest {
     }
   }
 
+  /** GET number {@code i}: a 200 read to the end, then every copy of it settled. */
+  private static void getAndSettle(OkHttpClient client, LoadBalancer lb, int i) throws Exception {
+    try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+      assertThat(response.code()).isEqualTo(200);
+      response.body().string();
+    }
+    eventually("call " + i + " settled", () -> noneInFlight(lb));
+  }
+
   private static boolean noneInFlight(LoadBalancer lb) {
     return lb.status().stream().mapToInt(TargetStatus::inFlight).sum() == 0;
   }
@@ -139,11 +148,7 @@ class HedgingTest {
         .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(20))).build());
 
     for (int i = 0; i < 15; i++) {
-      try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
-        assertThat(response.code()).isEqualTo(200);
-        response.body().string();
-      }
-      eventually("call " + i + " settled", () -> noneInFlight(lb));
+      getAndSettle(client, lb, i);
     }
 
     assertThat(scheduled).hasSize(15).containsOnly(20L);
@@ -165,15 +170,11 @@ class HedgingTest {
         .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(20)).withBudget(0.1, 0)).build());
 
     for (int i = 0; i < 30; i++) {
-      Request.Builder request = new Request.Builder().url("http://orders/x");
       if (i == 5) { // not hedgeable: no deposit, no hedge
-        client.newCall(request.post(RequestBody.create("x", TEXT)).build()).execute().close();
+        client.newCall(new Request.Builder().url("http://orders/x").post(RequestBody.create("x", TEXT)).build())
+            .execute().close();
       }
-      try (Response response = client.newCall(request.get().build()).execute()) {
-        assertThat(response.code()).isEqualTo(200);
-        response.body().string();
-      }
-      eventually("call " + i + " settled", () -> noneInFlight(lb));
+      getAndSettle(client, lb, i);
     }
 
     assertThat(scheduled).hasSize(30);
