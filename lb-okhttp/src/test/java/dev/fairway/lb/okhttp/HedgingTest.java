@@ -14,10 +14,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import mockwebserver3.MockResponse;
 import okhttp3.Call;
@@ -55,11 +57,66 @@ class HedgingTest {
     return () -> {};
   };
 
-  /** The first request any server sees gets {@code first}; every later one {@code later}. */
-  private static Backends firstSlow(int n, MockResponse first, java.util.function.IntFunction<MockResponse> later)
+  /**
+   * Holds the hedge timer until the first copy has reached its server ({@link #arrived}), so the
+   * hedge always goes out second. A real 50-100 ms timer can fire before a first copy starved of CPU
+   * on a loaded machine reaches its server; the hedge then gets the first copy's scripted answer and
+   * the test reads a correct run as wrong.
+   */
+  private final AtomicReference<Runnable> heldHedge = new AtomicReference<>();
+  private final Hedger.Scheduler afterFirstArrival = (task, delayNanos) -> {
+    scheduled.add(TimeUnit.NANOSECONDS.toMillis(delayNanos));
+    heldHedge.set(task);
+    return () -> heldHedge.compareAndSet(task, null);
+  };
+
+  private final CountDownLatch hedgeArrived = new CountDownLatch(1);
+
+  /**
+   * Request {@code n} reached a server: request 0 (the first copy) lets the held hedge go, request 1
+   * (the hedge) opens {@link #hedgeArrived}.
+   */
+  private void arrived(int n) {
+    if (n == 0) {
+      Runnable hedge = heldHedge.getAndSet(null);
+      if (hedge != null) {
+        hedge.run();
+      }
+    } else if (n == 1) {
+      hedgeArrived.countDown();
+    }
+  }
+
+  /** Waits (bounded) until the hedge has reached its server, then gives {@code response}. */
+  private MockResponse onceTheHedgeArrived(MockResponse response) {
+    try {
+      assertThat(hedgeArrived.await(5, TimeUnit.SECONDS)).as("the hedge reached a server").isTrue();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return response;
+  }
+
+  /** As {@link #firstSlow}, but the first copy answers only once the hedge has reached its server. */
+  private Backends firstAfterTheHedge(int n, MockResponse first, java.util.function.IntFunction<MockResponse> later)
       throws IOException {
     AtomicInteger seen = new AtomicInteger();
-    return Backends.start(n, i -> request -> seen.getAndIncrement() == 0 ? first : later.apply(i));
+    return Backends.start(n, i -> request -> {
+      int k = seen.getAndIncrement();
+      arrived(k);
+      return k == 0 ? onceTheHedgeArrived(first) : later.apply(i);
+    });
+  }
+
+  /** The first request any server sees gets {@code first}; every later one {@code later}. */
+  private Backends firstSlow(int n, MockResponse first, java.util.function.IntFunction<MockResponse> later)
+      throws IOException {
+    AtomicInteger seen = new AtomicInteger();
+    return Backends.start(n, i -> request -> {
+      int k = seen.getAndIncrement();
+      arrived(k);
+      return k == 0 ? first : later.apply(i);
+    });
   }
 
   private static MockResponse slow(int millis, int code, String body) {
@@ -107,21 +164,19 @@ class HedgingTest {
     Backends b = closer.add(firstSlow(2, slow(5_000, 200, "slow"), i -> Backends.ok("s" + i)));
     LoadBalancer lb = balancer(b);
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100))).build());
+        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100))).build());
 
-    long start = System.nanoTime();
     String body;
     String servedBy;
     try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
       body = response.body().string();
       servedBy = response.request().url().port() == b.port(0) ? "s0" : "s1";
     }
-    long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 
     assertThat(body).isEqualTo(servedBy); // the fast answer, not "slow"
     int slow = servedBy.equals("s0") ? 1 : 0;
     int fast = 1 - slow;
-    assertThat(millis).isBetween(100L, 3_000L);
+    assertThat(scheduled).containsExactly(100L);
     assertThat(List.of(b.requests(slow), b.requests(fast))).containsExactly(1, 1);
     assertThat(hedges("sent")).isEqualTo(1.0);
     assertThat(hedges("won")).isEqualTo(1.0);
@@ -260,10 +315,10 @@ class HedgingTest {
 
   @Test
   void failingHedge_doesNotFailTheCall_theFirstCopysResponseIsReturned() throws Exception {
-    Backends b = closer.add(firstSlow(2, slow(300, 200, "first"), i -> Backends.ok("x").newBuilder().code(503).build()));
+    Backends b = closer.add(firstAfterTheHedge(2, slow(500, 200, "first"), i -> Backends.ok("x").newBuilder().code(503).build()));
     LoadBalancer lb = balancer(b);
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build());
+        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build());
 
     int firstServer;
     try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
@@ -282,10 +337,10 @@ class HedgingTest {
 
   @Test
   void failingFirstCopy_afterTheHedgeWasSent_theHedgesResponseIsReturned() throws Exception {
-    Backends b = closer.add(firstSlow(2, slow(200, 503, "down"), i -> slow(400, 200, "s" + i)));
+    Backends b = closer.add(firstAfterTheHedge(2, slow(0, 503, "down"), i -> slow(400, 200, "s" + i)));
     LoadBalancer lb = balancer(b);
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build());
+        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build());
 
     try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
       assertThat(response.code()).isEqualTo(200);
@@ -301,16 +356,20 @@ class HedgingTest {
   @Test
   void bothCopiesFail_theRetryGoesToTheThirdTarget() throws Exception {
     AtomicInteger seen = new AtomicInteger();
-    // Request 1 (the first copy) answers 503 after 300 ms, request 2 (the hedge) 503 at once,
-    // request 3 (the retry, which must avoid both) 200.
-    Backends b = closer.add(Backends.start(3, i -> request -> switch (seen.getAndIncrement()) {
-      case 0 -> slow(300, 503, "down");
-      case 1 -> new MockResponse.Builder().code(503).body("down").build();
-      default -> Backends.ok("s" + i);
+    // Request 1 (the first copy) answers 503 once the hedge has arrived, request 2 (the hedge) 503
+    // at once, request 3 (the retry, which must avoid both) 200.
+    Backends b = closer.add(Backends.start(3, i -> request -> {
+      int k = seen.getAndIncrement();
+      arrived(k);
+      return switch (k) {
+        case 0 -> onceTheHedgeArrived(new MockResponse.Builder().code(503).body("down").build());
+        case 1 -> new MockResponse.Builder().code(503).body("down").build();
+        default -> Backends.ok("s" + i);
+      };
     }));
     LoadBalancer lb = balancer(b);
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build());
+        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build());
 
     String body;
     try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
@@ -335,7 +394,7 @@ class HedgingTest {
     Backends b = closer.add(firstSlow(2, slow(5_000, 200, "slow"), i -> Backends.ok("s" + i)));
     LoadBalancer lb = balancer(b);
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100))).build());
+        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100))).build());
     CompletableFuture<String> body = new CompletableFuture<>();
 
     client.newCall(new Request.Builder().url("http://orders/x").build()).enqueue(new okhttp3.Callback() {
