@@ -40,7 +40,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  * listening at all). For GET and for POST, {@value #CALLS} calls one after another with plain OkHttp
  * on the healthy target alone, then {@value #CALLS} through {@link LoadBalancingInterceptor} over
  * both targets (round robin, so the faulty target is picked by the second call at the latest;
- * default passive health, retries and budget), each client with the same timeouts (read 500 ms).
+ * default passive health, retries and budget), each client with the same timeouts: connect 1 s,
+ * call 5 s, read 500 ms where the fault is headers that never come and 2 s elsewhere (no other
+ * fault needs the read timeout, and a healthy answer slower than 500 ms on a starved machine must
+ * not count against either side).
  * A call fails when it throws, its status is not 200, or its body cannot be read to the end.
  *
  * <p>What must hold whatever the machine's load:
@@ -94,7 +97,8 @@ class FaultMatrixTest {
       int faultyPort = faulty == null ? FaultServer.refusedPort() : faulty.port();
       for (String method : List.of("GET", "POST")) {
         String prefix = fault.name() + "-" + method + "-";
-        Clients clients = new Clients();
+        long readTimeoutMillis = fault == Fault.HEADERS_NEVER_COME ? 500 : 2_000;
+        Clients clients = new Clients(readTimeoutMillis);
         List<String> plainFailures;
         try {
           OkHttpClient plain = clients.client(null);
@@ -105,7 +109,7 @@ class FaultMatrixTest {
 
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         List<String> fairwayFailures;
-        clients = new Clients();
+        clients = new Clients(readTimeoutMillis);
         try (LoadBalancer lb = LoadBalancer.builder(SERVICE)
             .targets(Target.of("127.0.0.1", faultyPort), Target.of("127.0.0.1", healthy.port()))
             .strategy(Strategy.roundRobin())
@@ -209,11 +213,16 @@ class FaultMatrixTest {
   private static final class Clients implements AutoCloseable {
     private final List<OkHttpClient> clients = new ArrayList<>();
     private final Map<Integer, AtomicInteger> connectStarts = new ConcurrentHashMap<>();
+    private final long readTimeoutMillis;
+
+    Clients(long readTimeoutMillis) {
+      this.readTimeoutMillis = readTimeoutMillis;
+    }
 
     OkHttpClient client(@Nullable LoadBalancingInterceptor interceptor) {
       OkHttpClient.Builder builder = new OkHttpClient.Builder()
           .connectTimeout(1, TimeUnit.SECONDS)
-          .readTimeout(500, TimeUnit.MILLISECONDS)
+          .readTimeout(readTimeoutMillis, TimeUnit.MILLISECONDS)
           .writeTimeout(1, TimeUnit.SECONDS)
           .callTimeout(5, TimeUnit.SECONDS)
           .connectionPool(new ConnectionPool(4, 1, TimeUnit.MINUTES))
