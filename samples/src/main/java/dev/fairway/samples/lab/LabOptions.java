@@ -12,9 +12,9 @@ import java.util.Set;
 
 /**
  * The lab's command line (DESIGN.md, "The scenario lab"):
- * {@code lab [--scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|all]
+ * {@code lab [--scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|liar|all]
  * [--strategies all|NAME,NAME...] [--duration 30s] [--time-scale 1.0] [--workers 8] [--users N]
- * [--clients K] [--load-reports] [--csv FILE] [--report FILE.html] [--max-attempts N]
+ * [--clients K] [--load-reports] [--report-style STYLE] [--csv FILE] [--report FILE.html] [--max-attempts N]
  * [--hedge p95|p99|NNms|off]}.
  *
  * <p>{@code --duration} defaults to 30 s and {@code --time-scale} to 1.0, the article's wall clock.
