@@ -50,7 +50,14 @@ public enum Scenario {
    * each backend with seeded randomness. The tail that hedging ({@code --hedge}) is for. Not in the
    * default run: name it ({@code --scenario jitter}).
    */
-  JITTER(100, 1, "100 users, 1% of requests on every backend take 20x");
+  JITTER(100, 1, "100 users, 1% of requests on every backend take 20x"),
+  /**
+   * A rolling deploy with graceful drain ({@link RollingRun}): 20 users send GET and POST; each backend
+   * in turn leaves discovery, keeps serving for a drain period, stops, starts a second later and
+   * rejoins. One row per drain, longer and shorter than discovery's propagation delay. Not in the
+   * default run: name it ({@code --scenario rolling}).
+   */
+  ROLLING(RollingRun.USERS, 1, "20 users, GET and POST; backends drained, stopped and restarted in turn");
 
   /** Service time of every backend in {@link #ZONES}, at time scale 1. */
   static final java.time.Duration ZONE_SERVICE = java.time.Duration.ofMillis(100);
@@ -116,7 +123,7 @@ public enum Scenario {
    * the default run stays near four minutes.
    */
   boolean inDefaultRun() {
-    return this != JITTER && this != ZONES;
+    return this != JITTER && this != ZONES && this != ROLLING;
   }
 
   /** The scenarios of the default run, in order. */
@@ -187,6 +194,6 @@ public enum Scenario {
         return s;
       }
     }
-    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail, zones, jitter or all)");
+    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail, zones, jitter, rolling or all)");
   }
 }
