@@ -4,13 +4,16 @@ import static dev.fairway.lb.internal.Args.quote;
 import static dev.fairway.lb.internal.Args.requireArgument;
 
 import java.io.IOException;
+import java.lang.System.Logger.Level;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import javax.net.ssl.SSLContext;
@@ -24,6 +27,7 @@ import org.jspecify.annotations.Nullable;
  * environment fail alike, naming the option (or the variable) and the value. Not thread-safe.
  */
 final class AgentSettings {
+  private static final System.Logger LOG = System.getLogger(ConsulDiscovery.class.getName());
   static final String DEFAULT_ADDRESS = "127.0.0.1:8500";
 
   @Nullable String consulUrl;
@@ -77,8 +81,7 @@ final class AgentSettings {
         : "Basic " + Base64.getEncoder().encodeToString((auth.contains(":") ? auth : auth + ":")
             .getBytes(StandardCharsets.UTF_8));
 
-    ConsulTls.Settings tls = new ConsulTls.Settings(
-        tlsVerify != null ? tlsVerify : bool(env, "CONSUL_HTTP_SSL_VERIFY", true),
+    ConsulTls.Settings tls = new ConsulTls.Settings(verify(env),
         caCertificate != null ? caCertificate : path(env, "CONSUL_CACERT"),
         caPath != null ? caPath : path(env, "CONSUL_CAPATH"),
         clientCertificate != null ? clientCertificate : path(env, "CONSUL_CLIENT_CERT"),
@@ -98,7 +101,39 @@ final class AgentSettings {
 
     return new AgentConfig(base, secret, basic, ssl, Duration.ofSeconds(10),
         namespace != null ? namespace : env(env, "CONSUL_NAMESPACE"),
-        partition != null ? partition : env(env, "CONSUL_PARTITION"));
+        partition != null ? partition : env(env, "CONSUL_PARTITION"), ConsulTls.parameters(tls, ssl));
+  }
+
+  /**
+   * Whether to verify the agent: {@link ConsulDiscovery.Builder#tlsVerify}, else
+   * {@code $CONSUL_HTTP_SSL_VERIFY}; but a {@code false} from the environment does not switch off a CA
+   * or server name set in code (as every other option set in code wins over its variable): it is
+   * ignored, with a warning that says why.
+   */
+  private boolean verify(Map<String, String> env) {
+    if (tlsVerify != null) {
+      return tlsVerify;
+    }
+    boolean fromEnv = bool(env, "CONSUL_HTTP_SSL_VERIFY", true);
+    if (fromEnv) {
+      return true;
+    }
+    List<String> inCode = new ArrayList<>();
+    if (caCertificate != null) {
+      inCode.add("caCertificate");
+    }
+    if (caPath != null) {
+      inCode.add("caPath");
+    }
+    if (tlsServerName != null) {
+      inCode.add("tlsServerName");
+    }
+    if (inCode.isEmpty()) {
+      return false;
+    }
+    LOG.log(Level.WARNING, "$CONSUL_HTTP_SSL_VERIFY=false is ignored: {0} set in code asks to verify the agent"
+        + " (call tlsVerify(false) to switch verification off)", String.join(", ", inCode));
+    return true;
   }
 
   private static String readToken(String field, Path file) {
@@ -151,12 +186,17 @@ final class AgentSettings {
     return t;
   }
 
+  /** {@code url} for a message: user information ({@code user:password@}) is never shown. */
+  static String redacted(String url) {
+    return url.replaceAll("(?<=://|^)[^/@?#]*@", "<user info redacted>@");
+  }
+
   /** {@code http(s)://host:port} without a trailing slash; a bare {@code host:port} gets http or https. */
   static String normalizeUrl(String field, String url, boolean ssl) {
     String u = url.trim();
     String expected = "http(s)://host:port";
     if (u.toLowerCase(Locale.ROOT).startsWith("unix://")) {
-      throw new IllegalArgumentException(field + ": " + quote(url) + " (expected: " + expected
+      throw new IllegalArgumentException(field + ": " + quote(redacted(url)) + " (expected: " + expected
           + "; unix:// agent sockets are not supported, the JDK HTTP client cannot use them:"
           + " set the agent's addresses.http to 127.0.0.1)");
     }
@@ -167,13 +207,13 @@ final class AgentSettings {
     try {
       uri = new URI(u);
     } catch (URISyntaxException e) {
-      throw new IllegalArgumentException(field + ": " + quote(url) + " (expected: " + expected + ")");
+      throw new IllegalArgumentException(field + ": " + quote(redacted(url)) + " (expected: " + expected + ")");
     }
     String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
     String path = uri.getRawPath() == null ? "" : uri.getRawPath();
     if (!(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null
         || uri.getRawQuery() != null || uri.getRawUserInfo() != null || !(path.isEmpty() || path.equals("/"))) {
-      throw new IllegalArgumentException(field + ": " + quote(url) + " (expected: " + expected + ")");
+      throw new IllegalArgumentException(field + ": " + quote(redacted(url)) + " (expected: " + expected + ")");
     }
     return scheme + "://" + uri.getRawAuthority();
   }

@@ -291,7 +291,11 @@ public final class ConsulDiscovery implements AutoCloseable {
       return this;
     }
 
-    /** False accepts any certificate under any name ({@code CONSUL_HTTP_SSL_VERIFY=false}); for tests only. */
+    /**
+     * False accepts any certificate under any name ({@code CONSUL_HTTP_SSL_VERIFY=false}); for tests only.
+     * A {@code false} from the environment does not override a {@link #caCertificate}, {@link #caPath}
+     * or {@link #tlsServerName} set in code: it is ignored with a warning.
+     */
     public Builder tlsVerify(boolean verify) {
       requireUnset("tlsVerify", settings.tlsVerify);
       settings.tlsVerify = verify;
@@ -306,7 +310,11 @@ public final class ConsulDiscovery implements AutoCloseable {
       return this;
     }
 
-    /** A directory of PEM CA certificates ({@code *.pem}, {@code *.crt}) to trust ({@code CONSUL_CAPATH}). */
+    /**
+     * A directory of PEM CA certificates to trust ({@code CONSUL_CAPATH}): every regular file directly in
+     * it, links followed, as Consul's Go client reads it (a c_rehash folder of {@code abcd1234.0} links
+     * works); a file without a certificate is passed over with a warning.
+     */
     public Builder caPath(Path directory) {
       requireUnset("caPath", settings.caPath);
       requireArgument(directory != null, "caPath", null, "a directory");
@@ -315,8 +323,10 @@ public final class ConsulDiscovery implements AutoCloseable {
     }
 
     /**
-     * The client certificate chain and its unencrypted PEM key (PKCS#8, or PKCS#1 RSA), for an agent
-     * with {@code verify_incoming} ({@code CONSUL_CLIENT_CERT}, {@code CONSUL_CLIENT_KEY}).
+     * The client certificate chain and its unencrypted PEM key (PKCS#8, PKCS#1 RSA, or SEC1 EC as
+     * {@code consul tls cert create} writes it), for an agent with {@code verify_incoming}
+     * ({@code CONSUL_CLIENT_CERT}, {@code CONSUL_CLIENT_KEY}). {@link #build()} fails when the key is not
+     * the certificate's.
      */
     public Builder clientCertificate(Path certificatePem, Path keyPem) {
       requireUnset("clientCertificate", settings.clientCertificate);
@@ -327,7 +337,11 @@ public final class ConsulDiscovery implements AutoCloseable {
       return this;
     }
 
-    /** The name the agent's certificate must carry, when it differs from the address ({@code CONSUL_TLS_SERVER_NAME}). */
+    /**
+     * The name the agent's certificate must carry, when it differs from the address
+     * ({@code CONSUL_TLS_SERVER_NAME}); also sent as SNI when it is a DNS name and the address an IP
+     * (the JDK client sends the address's host name otherwise). An IP address here matches IP SANs only.
+     */
     public Builder tlsServerName(String name) {
       requireUnset("tlsServerName", settings.tlsServerName);
       requireArgument(name != null && !name.isBlank() && name.equals(name.strip()), "tlsServerName", name,

@@ -129,6 +129,16 @@ public final class FakeConsul implements Closeable {
     }
   }
 
+  private final List<String> serverNames = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  /**
+   * For a TLS fake: the SNI host names each request's handshake asked for, comma-separated ("" when the
+   * client sent none), in arrival order.
+   */
+  public List<String> handshakeServerNames() {
+    return List.copyOf(serverNames);
+  }
+
   /** {@code http://127.0.0.1:<port>}, or {@code https://} for a TLS fake. */
   public String url() {
     return (tls == null ? "http" : "https") + "://127.0.0.1:" + port;
@@ -536,6 +546,9 @@ public final class FakeConsul implements Closeable {
       int slot;
       SeenRequest arrived = new SeenRequest(System.nanoTime(), request.getMethod(), request.getTarget(),
           request.getHeaders().get("X-Consul-Token"), 0);
+      if (request.getHandshake() != null) {
+        serverNames.add(String.join(",", request.getHandshakeServerNames()));
+      }
       synchronized (lock) {
         slot = requests.size();
         requests.add(arrived); // logged on arrival (status 0 while in flight) so rates count blocked requests
