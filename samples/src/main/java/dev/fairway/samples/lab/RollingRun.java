@@ -156,7 +156,8 @@ final class RollingRun {
     kinds.entrySet().stream()
         .sorted((a, b) -> Long.compare(b.getValue().sum(), a.getValue().sum()))
         .limit(3)
-        .forEach(e -> sb.append(sb.length() == 0 ? "" : "; ").append(e.getValue().sum()).append(" x ").append(e.getKey()));
+        .forEach(e -> sb.append(sb.length() == 0 ? "" : "; ").append(e.getValue().sum()).append(" x ")
+            .append(e.getKey().replaceAll("/127\\.0\\.0\\.1:\\d+", "a backend")));
     return sb.toString();
   }
 
@@ -211,6 +212,10 @@ final class RollingRun {
           }
         } catch (IOException | RuntimeException e) {
           failure = e.getClass().getSimpleName() + ": " + e.getMessage();
+          // OkHttp attaches its earlier tries of the call: they tell why a POST was not sent again.
+          for (Throwable earlier : e.getSuppressed()) {
+            failure += " (after " + earlier.getClass().getSimpleName() + ")";
+          }
         }
         if (counted && running) {
           calls[method].increment();
