@@ -2,7 +2,6 @@ package dev.fairway.lb.consul;
 
 import java.time.Duration;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLParameters;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -14,16 +13,9 @@ import org.jspecify.annotations.Nullable;
  * @param sslContext for https: the trust (and client key) material, or null for the JDK default
  * @param namespace the default {@code ns} of every query (Enterprise), or null
  * @param partition the default {@code partition} of every query (Enterprise), or null
- * @param sslParameters for https with a server name: the SNI to ask for, or null for the JDK default
  */
 record AgentConfig(String baseUrl, @Nullable String token, @Nullable String basicAuth, @Nullable SSLContext sslContext,
-    Duration connectTimeout, @Nullable String namespace, @Nullable String partition,
-    @Nullable SSLParameters sslParameters) {
-
-  AgentConfig(String baseUrl, @Nullable String token, @Nullable String basicAuth, @Nullable SSLContext sslContext,
-      Duration connectTimeout, @Nullable String namespace, @Nullable String partition) {
-    this(baseUrl, token, basicAuth, sslContext, connectTimeout, namespace, partition, null);
-  }
+    Duration connectTimeout, @Nullable String namespace, @Nullable String partition) {
 
   @Override
   public String toString() {

@@ -101,7 +101,7 @@ final class AgentSettings {
 
     return new AgentConfig(base, secret, basic, ssl, Duration.ofSeconds(10),
         namespace != null ? namespace : env(env, "CONSUL_NAMESPACE"),
-        partition != null ? partition : env(env, "CONSUL_PARTITION"), ConsulTls.parameters(tls, ssl));
+        partition != null ? partition : env(env, "CONSUL_PARTITION"));
   }
 
   /**

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.PrivateKey;
+import java.security.SecureRandom;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,9 +16,14 @@ import java.util.stream.Stream;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SNIHostName;
+import javax.net.ssl.SNIServerName;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLContextSpi;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLServerSocketFactory;
+import javax.net.ssl.SSLSessionContext;
+import javax.net.ssl.SSLSocketFactory;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedTrustManager;
@@ -33,9 +39,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>What the JDK HTTP client cannot do, and how it is met: it checks the certificate against the
  * URI's host only (met by {@link NameCheckingTrustManager}); and it sends the URI's host as SNI, or no
- * SNI for an IP address. {@link #parameters} asks for the server name as SNI, as Consul's Go client
- * sends it: the JDK client keeps it when the agent is reached by IP address (the usual
- * {@code 127.0.0.1:8501}) but replaces it with the host when the address is a DNS name.
+ * SNI for an IP address, with no option for another name ({@link #withServerName} wraps the context so
+ * that its engines send the server name, as Consul's Go client does; none for an IP server name).
  */
 final class ConsulTls {
   private static final System.Logger LOG = System.getLogger(ConsulDiscovery.class.getName());
@@ -62,21 +67,93 @@ final class ConsulTls {
       KeyManager[] keys = cert == null || key == null ? null : keyManagers(cert, key);
       SSLContext ctx = SSLContext.getInstance("TLS");
       ctx.init(keys, new TrustManager[] {trust}, null);
-      return ctx;
+      String name = s.serverName();
+      return name == null || NameCheckingTrustManager.isIpLiteral(name) ? ctx : withServerName(ctx, name);
     } catch (GeneralSecurityException e) {
       throw new IllegalArgumentException("tls: " + e.getMessage() + " (expected: usable PEM certificates and key)", e);
     }
   }
 
-  /** The SNI to ask for: the server name when it is a DNS name; null (the JDK's default) otherwise. */
-  static @Nullable SSLParameters parameters(Settings s, @Nullable SSLContext context) {
-    String name = s.serverName();
-    if (name == null || context == null || NameCheckingTrustManager.isIpLiteral(name)) {
-      return null;
+  /**
+   * {@code context}, whose engines send {@code serverName} as SNI whatever host the client connected
+   * to (the JDK client sends the URI's host, or no SNI for an IP address, and has no option for
+   * another name): what Consul's Go client does with {@code CONSUL_TLS_SERVER_NAME}.
+   */
+  static SSLContext withServerName(SSLContext context, String serverName) {
+    return new SSLContext(new SniSpi(context, List.of(new SNIHostName(serverName))), context.getProvider(),
+        context.getProtocol()) {};
+  }
+
+  private static final class SniSpi extends SSLContextSpi {
+    private final SSLContext context;
+    private final List<SNIServerName> sni;
+
+    SniSpi(SSLContext context, List<SNIServerName> sni) {
+      this.context = context;
+      this.sni = sni;
     }
-    SSLParameters p = context.getDefaultSSLParameters();
-    p.setServerNames(List.of(new SNIHostName(name)));
-    return p;
+
+    @Override
+    protected void engineInit(KeyManager[] km, TrustManager[] tm, SecureRandom random) {
+      throw new IllegalStateException("initialised at build");
+    }
+
+    @Override
+    protected SSLSocketFactory engineGetSocketFactory() {
+      return context.getSocketFactory();
+    }
+
+    @Override
+    protected SSLServerSocketFactory engineGetServerSocketFactory() {
+      return context.getServerSocketFactory();
+    }
+
+    @Override
+    protected SSLEngine engineCreateSSLEngine() {
+      return new SniEngine(context.createSSLEngine(), sni);
+    }
+
+    @Override
+    protected SSLEngine engineCreateSSLEngine(String host, int port) {
+      return new SniEngine(context.createSSLEngine(host, port), sni);
+    }
+
+    @Override
+    protected SSLSessionContext engineGetServerSessionContext() {
+      return context.getServerSessionContext();
+    }
+
+    @Override
+    protected SSLSessionContext engineGetClientSessionContext() {
+      return context.getClientSessionContext();
+    }
+
+    @Override
+    protected SSLParameters engineGetDefaultSSLParameters() {
+      return context.getDefaultSSLParameters();
+    }
+
+    @Override
+    protected SSLParameters engineGetSupportedSSLParameters() {
+      return context.getSupportedSSLParameters();
+    }
+  }
+
+  /** An engine whose parameters always ask for the configured server name as SNI. */
+  private static final class SniEngine extends ForwardingSSLEngine {
+    private final List<SNIServerName> sni;
+
+    SniEngine(SSLEngine engine, List<SNIServerName> sni) {
+      super(engine, engine.getPeerHost());
+      this.sni = sni;
+      setSSLParameters(engine.getSSLParameters());
+    }
+
+    @Override
+    public void setSSLParameters(SSLParameters params) {
+      params.setServerNames(sni);
+      engine.setSSLParameters(params);
+    }
   }
 
   private static X509ExtendedTrustManager pkix(Settings s) throws GeneralSecurityException {

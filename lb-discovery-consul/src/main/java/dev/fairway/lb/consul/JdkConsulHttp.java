@@ -33,9 +33,6 @@ final class JdkConsulHttp implements ConsulHttp {
     if (agent.sslContext() != null) {
       b.sslContext(agent.sslContext());
     }
-    if (agent.sslParameters() != null) {
-      b.sslParameters(agent.sslParameters()); // the server name as SNI (see ConsulTls)
-    }
     this.client = b.build();
     this.base = agent.baseUrl();
     this.token = agent.token();

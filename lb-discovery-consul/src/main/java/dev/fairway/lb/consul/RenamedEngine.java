@@ -1,14 +1,11 @@
 package dev.fairway.lb.consul;
 
-import java.nio.ByteBuffer;
 import java.security.Principal;
 import java.security.cert.Certificate;
 import java.util.List;
 import javax.net.ssl.ExtendedSSLSession;
 import javax.net.ssl.SNIServerName;
 import javax.net.ssl.SSLEngine;
-import javax.net.ssl.SSLEngineResult;
-import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.net.ssl.SSLSession;
@@ -18,16 +15,14 @@ import org.jspecify.annotations.Nullable;
 /**
  * A view of a handshake in progress in which the peer is {@code serverName}: handed to the JDK's
  * trust manager so that its own endpoint identification checks the agent's certificate against the
- * configured server name. It only answers questions (the handshake session, the parameters, with
- * endpoint identification {@code HTTPS}); it never carries data.
+ * configured server name. Only the trust manager sees it, and asks it questions (the handshake
+ * session, the parameters, with endpoint identification {@code HTTPS}); all else is forwarded.
  */
-final class RenamedEngine extends SSLEngine {
-  private final SSLEngine engine;
+final class RenamedEngine extends ForwardingSSLEngine {
   private final String serverName;
 
   RenamedEngine(SSLEngine engine, String serverName) {
-    super(serverName, engine.getPeerPort());
-    this.engine = engine;
+    super(engine, serverName);
     this.serverName = serverName;
   }
 
@@ -43,109 +38,6 @@ final class RenamedEngine extends SSLEngine {
     p.setEndpointIdentificationAlgorithm("HTTPS");
     p.setServerNames(List.of());
     return p;
-  }
-
-  // A view only: no data passes through it.
-  @Override
-  public SSLEngineResult wrap(ByteBuffer[] srcs, int offset, int length, ByteBuffer dst) throws SSLException {
-    throw new SSLException("a view of a handshake, not an engine");
-  }
-
-  @Override
-  public SSLEngineResult unwrap(ByteBuffer src, ByteBuffer[] dsts, int offset, int length) throws SSLException {
-    throw new SSLException("a view of a handshake, not an engine");
-  }
-
-  @Override
-  public @Nullable Runnable getDelegatedTask() {
-    return null;
-  }
-
-  @Override
-  public void closeInbound() {}
-
-  @Override
-  public boolean isInboundDone() {
-    return engine.isInboundDone();
-  }
-
-  @Override
-  public void closeOutbound() {}
-
-  @Override
-  public boolean isOutboundDone() {
-    return engine.isOutboundDone();
-  }
-
-  @Override
-  public String[] getSupportedCipherSuites() {
-    return engine.getSupportedCipherSuites();
-  }
-
-  @Override
-  public String[] getEnabledCipherSuites() {
-    return engine.getEnabledCipherSuites();
-  }
-
-  @Override
-  public void setEnabledCipherSuites(String[] suites) {}
-
-  @Override
-  public String[] getSupportedProtocols() {
-    return engine.getSupportedProtocols();
-  }
-
-  @Override
-  public String[] getEnabledProtocols() {
-    return engine.getEnabledProtocols();
-  }
-
-  @Override
-  public void setEnabledProtocols(String[] protocols) {}
-
-  @Override
-  public SSLSession getSession() {
-    return engine.getSession();
-  }
-
-  @Override
-  public void beginHandshake() {}
-
-  @Override
-  public SSLEngineResult.HandshakeStatus getHandshakeStatus() {
-    return engine.getHandshakeStatus();
-  }
-
-  @Override
-  public void setUseClientMode(boolean mode) {}
-
-  @Override
-  public boolean getUseClientMode() {
-    return engine.getUseClientMode();
-  }
-
-  @Override
-  public void setNeedClientAuth(boolean need) {}
-
-  @Override
-  public boolean getNeedClientAuth() {
-    return engine.getNeedClientAuth();
-  }
-
-  @Override
-  public void setWantClientAuth(boolean want) {}
-
-  @Override
-  public boolean getWantClientAuth() {
-    return engine.getWantClientAuth();
-  }
-
-  @Override
-  public void setEnableSessionCreation(boolean flag) {}
-
-  @Override
-  public boolean getEnableSessionCreation() {
-    return engine.getEnableSessionCreation();
   }
 
   /** The handshake session with {@code serverName} as its peer and no SNI, so the JDK checks that name only. */

@@ -149,9 +149,18 @@ class ConsulTlsHostileTest {
   }
 
   @Test
-  void serverNameOverride_isWhatSniCarries_andAnIpOverrideSendsNone() throws Exception {
+  void serverNameOverride_isWhatSniCarries_byIpOrHostName_andAnIpOverrideSendsNone() throws Exception {
     startAgent(TestCerts.leaf(CA, dns("server.dc1.consul"), ip("10.0.0.5")), false);
     assertServes(source(env("CONSUL_CACERT", caFile().toString(), "CONSUL_TLS_SERVER_NAME", "server.dc1.consul")));
+    assertThat(fake.handshakeServerNames()).isNotEmpty().containsOnly("server.dc1.consul");
+    fake.close();
+
+    // Reached by a host name, the JDK client would send that name; the override wins here too.
+    startAgent(TestCerts.leaf(CA, dns("server.dc1.consul")), false);
+    Map<String, String> byName = env("CONSUL_CACERT", caFile().toString(), "CONSUL_TLS_SERVER_NAME",
+        "server.dc1.consul");
+    byName.put("CONSUL_HTTP_ADDR", "localhost:" + fake.port());
+    assertServes(source(byName));
     assertThat(fake.handshakeServerNames()).isNotEmpty().containsOnly("server.dc1.consul");
     fake.close();
 
