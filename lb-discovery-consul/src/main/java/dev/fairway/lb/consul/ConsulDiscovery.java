@@ -339,8 +339,8 @@ public final class ConsulDiscovery implements AutoCloseable {
 
     /**
      * The name the agent's certificate must carry, when it differs from the address
-     * ({@code CONSUL_TLS_SERVER_NAME}); also sent as SNI when it is a DNS name and the address an IP
-     * (the JDK client sends the address's host name otherwise). An IP address here matches IP SANs only.
+     * ({@code CONSUL_TLS_SERVER_NAME}); also sent as SNI, as Consul's Go client does (no SNI for an IP
+     * address). An IP address here matches IP SANs only.
      */
     public Builder tlsServerName(String name) {
       requireUnset("tlsServerName", settings.tlsServerName);

@@ -15,7 +15,8 @@
  *   <li>Agent settings: {@code AgentSettings} (builder options over the environment, read at build)
  *       gives an immutable {@code AgentConfig}; TLS from it: {@code ConsulTls} (the SSL context),
  *       {@code PemFiles} (BouncyCastle's PEM parser), {@code NameCheckingTrustManager} and
- *       {@code RenamedEngine} (the JDK's name checks against a configured server name).
+ *       {@code RenamedEngine} (the JDK's name checks against a configured server name), on
+ *       {@code ForwardingSSLEngine}, which also carries the server name as SNI.
  *   <li>Transport and threads: {@code ConsulHttp} (one async GET), {@code JdkConsulHttp} (the JDK
  *       client), {@code DiscoveryThreads} (the loop thread and the HTTP workers).
  *   <li>The health watch, one read at a time: {@code HealthQuery} (what is asked) is sent by
