@@ -1,37 +1,20 @@
 package dev.fairway.lb.consul;
 
-import static dev.fairway.lb.internal.Args.quote;
 import static dev.fairway.lb.internal.Args.requireArgument;
 import static dev.fairway.lb.internal.Args.requireUnset;
 import static dev.fairway.lb.internal.Args.requireUnsetSecret;
 
-import java.io.IOException;
-import java.lang.System.Logger.Level;
-import java.net.URI;
-import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
-import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
-import javax.net.ssl.SSLContext;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -77,19 +60,16 @@ import org.jspecify.annotations.Nullable;
  * 17 HTTP client has no close method, so its selector thread ends once the client is unreachable.
  */
 public final class ConsulDiscovery implements AutoCloseable {
-  private static final System.Logger LOG = System.getLogger(ConsulDiscovery.class.getName());
   private static final AtomicInteger SEQUENCE = new AtomicInteger();
-  static final String DEFAULT_ADDRESS = "127.0.0.1:8500";
   /** HTTP workers of a shared discovery; a source's own discovery needs one. */
   static final int HTTP_THREADS = 2;
 
   private final AgentConfig agent;
   private final ConsulHttp http;
-  private final HealthWatch.Scheduler scheduler;
+  private final WatchSteps.Scheduler scheduler;
   private final LongSupplier ticker;
   private final DoubleSupplier random;
-  private final @Nullable ScheduledThreadPoolExecutor loop; // null when a test drives the steps
-  private final @Nullable ThreadPoolExecutor httpExecutor; // null when a test drives the steps
+  private final @Nullable DiscoveryThreads threads; // null when a test drives the steps
   private final Set<ConsulTargetSource> sources = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Duration coordinateInterval;
@@ -100,39 +80,30 @@ public final class ConsulDiscovery implements AutoCloseable {
 
   private ConsulDiscovery(AgentConfig agent, String name, int httpThreads, Duration coordinateInterval,
       Duration coordinateWait) {
-    this.agent = agent;
-    this.coordinateInterval = coordinateInterval;
-    this.coordinateWait = coordinateWait;
-    this.loop = new ScheduledThreadPoolExecutor(1, daemon("fairway-consul-" + name));
-    this.loop.setRemoveOnCancelPolicy(true); // cancelled waits (close) do not linger for minutes
-    this.httpExecutor = new ThreadPoolExecutor(httpThreads, httpThreads, 30, TimeUnit.SECONDS,
-        new LinkedBlockingQueue<>(), daemon("fairway-consul-" + name + "-http"));
-    this.httpExecutor.allowCoreThreadTimeOut(true);
-    this.http = new JdkConsulHttp(agent, httpExecutor);
-    this.scheduler = new HealthWatch.Scheduler() {
-      @Override
-      public Future<?> schedule(Runnable task, long delayNanos) {
-        return loop.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
-      }
+    this(agent, new DiscoveryThreads(name, httpThreads), coordinateInterval, coordinateWait);
+  }
 
-      @Override
-      public void execute(Runnable task) {
-        loop.execute(task);
-      }
-    };
-    this.ticker = System::nanoTime;
-    this.random = () -> ThreadLocalRandom.current().nextDouble();
+  private ConsulDiscovery(AgentConfig agent, DiscoveryThreads threads, Duration coordinateInterval,
+      Duration coordinateWait) {
+    this(agent, new JdkConsulHttp(agent, threads.httpExecutor()), threads, System::nanoTime,
+        () -> ThreadLocalRandom.current().nextDouble(), coordinateInterval, coordinateWait, threads);
   }
 
   /** For tests: steps run on {@code scheduler}, requests go to {@code http}, time is {@code ticker}. */
-  ConsulDiscovery(AgentConfig agent, ConsulHttp http, HealthWatch.Scheduler scheduler, LongSupplier ticker,
+  ConsulDiscovery(AgentConfig agent, ConsulHttp http, WatchSteps.Scheduler scheduler, LongSupplier ticker,
       DoubleSupplier random) {
     this(agent, http, scheduler, ticker, random, CoordinateWatch.DEFAULT_MIN_INTERVAL, CoordinateWatch.DEFAULT_WAIT);
   }
 
   /** For tests, with the coordinate watch's timing too. */
-  ConsulDiscovery(AgentConfig agent, ConsulHttp http, HealthWatch.Scheduler scheduler, LongSupplier ticker,
+  ConsulDiscovery(AgentConfig agent, ConsulHttp http, WatchSteps.Scheduler scheduler, LongSupplier ticker,
       DoubleSupplier random, Duration coordinateInterval, Duration coordinateWait) {
+    this(agent, http, scheduler, ticker, random, coordinateInterval, coordinateWait, null);
+  }
+
+  private ConsulDiscovery(AgentConfig agent, ConsulHttp http, WatchSteps.Scheduler scheduler, LongSupplier ticker,
+      DoubleSupplier random, Duration coordinateInterval, Duration coordinateWait,
+      @Nullable DiscoveryThreads threads) {
     this.agent = agent;
     this.coordinateInterval = coordinateInterval;
     this.coordinateWait = coordinateWait;
@@ -140,8 +111,7 @@ public final class ConsulDiscovery implements AutoCloseable {
     this.scheduler = scheduler;
     this.ticker = ticker;
     this.random = random;
-    this.loop = null;
-    this.httpExecutor = null;
+    this.threads = threads;
   }
 
   /** A builder; every option defaults to the environment, then to {@code http://127.0.0.1:8500}. */
@@ -180,33 +150,14 @@ public final class ConsulDiscovery implements AutoCloseable {
         w.close();
       }
     }
-    ScheduledThreadPoolExecutor loop = this.loop;
-    ThreadPoolExecutor httpExecutor = this.httpExecutor;
-    if (loop != null && httpExecutor != null) { // both, or neither when a test drives the steps
-      loop.shutdownNow();
-      httpExecutor.shutdown();
-      boolean onLoop = Thread.currentThread().getName().startsWith(threadPrefix(loop));
-      if (!onLoop) {
-        try {
-          if (!loop.awaitTermination(1, TimeUnit.SECONDS) || !httpExecutor.awaitTermination(1, TimeUnit.SECONDS)) {
-            LOG.log(Level.WARNING, "Consul discovery threads did not stop within 1 s");
-            httpExecutor.shutdownNow();
-          }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
+    if (threads != null) {
+      threads.shutdown();
     }
   }
 
   @Override
   public String toString() {
     return "ConsulDiscovery{" + agent + ", sources=" + sources.size() + "}";
-  }
-
-  private static String threadPrefix(ScheduledThreadPoolExecutor loop) {
-    ThreadFactory f = loop.getThreadFactory();
-    return ((NamedDaemons) f).prefix;
   }
 
   // Package-private plumbing for ConsulTargetSource.
@@ -219,7 +170,7 @@ public final class ConsulDiscovery implements AutoCloseable {
     return http;
   }
 
-  HealthWatch.Scheduler scheduler() {
+  WatchSteps.Scheduler scheduler() {
     return scheduler;
   }
 
@@ -284,27 +235,6 @@ public final class ConsulDiscovery implements AutoCloseable {
     return new ConsulDiscovery(b.resolve(), service, 1, b.coordinateInterval(), b.coordinateWait());
   }
 
-  private static ThreadFactory daemon(String prefix) {
-    return new NamedDaemons(prefix);
-  }
-
-  private static final class NamedDaemons implements ThreadFactory {
-    final String prefix;
-    private final AtomicInteger n = new AtomicInteger();
-
-    NamedDaemons(String prefix) {
-      this.prefix = prefix;
-    }
-
-    @Override
-    public Thread newThread(Runnable r) {
-      int i = n.getAndIncrement();
-      Thread t = new Thread(r, prefix.endsWith("-http") ? prefix + "-" + i : prefix);
-      t.setDaemon(true);
-      return t;
-    }
-  }
-
   // ---------------------------------------------------------------------------------------------
 
   /**
@@ -314,20 +244,8 @@ public final class ConsulDiscovery implements AutoCloseable {
    * environment variable) and the value. Not thread-safe.
    */
   public static final class Builder {
-    // Unset (null) until its setter is called; build() falls back to the environment.
-    private @Nullable String consulUrl;
-    private @Nullable String token;
-    private @Nullable Path tokenFile;
-    private @Nullable String httpAuth;
-    private @Nullable Boolean tlsVerify;
-    private @Nullable Path caCertificate;
-    private @Nullable Path caPath;
-    private @Nullable Path clientCertificate;
-    private @Nullable Path clientKey;
-    private @Nullable String tlsServerName;
-    private @Nullable String namespace;
-    private @Nullable String partition;
-    private @Nullable Map<String, String> environment;
+    // Options are unset (null) in settings until their setter is called; build() falls back to the environment.
+    private final AgentSettings settings = new AgentSettings();
     private @Nullable Duration coordinateInterval;
     private @Nullable Duration coordinateWait;
 
@@ -339,103 +257,117 @@ public final class ConsulDiscovery implements AutoCloseable {
      * {@code $CONSUL_HTTP_ADDR}, else {@code http://127.0.0.1:8500}.
      */
     public Builder consulUrl(String url) {
-      requireUnset("consulUrl", consulUrl);
+      requireUnset("consulUrl", settings.consulUrl);
       requireArgument(url != null && !url.isBlank(), "consulUrl", url, "http(s)://host:port");
-      normalizeUrl("consulUrl", url, false); // fail now, not at build()
-      this.consulUrl = url;
+      AgentSettings.normalizeUrl("consulUrl", url, false); // fail now, not at build()
+      settings.consulUrl = url;
       return this;
     }
 
     /** The ACL token, sent as {@code X-Consul-Token}; never in a URL or a log line. Default: the environment. */
     public Builder token(String aclToken) {
-      requireUnsetSecret("token", token);
-      requireUnset("tokenFile", tokenFile);
-      this.token = checkToken("token", aclToken);
+      requireUnsetSecret("token", settings.token);
+      requireUnset("tokenFile", settings.tokenFile);
+      settings.token = AgentSettings.checkToken("token", aclToken);
       return this;
     }
 
     /** A file holding the ACL token (read once at build, trimmed), as {@code CONSUL_HTTP_TOKEN_FILE}. */
     public Builder tokenFile(Path file) {
-      requireUnset("tokenFile", tokenFile);
-      requireUnsetSecret("token", token);
+      requireUnset("tokenFile", settings.tokenFile);
+      requireUnsetSecret("token", settings.token);
       requireArgument(file != null, "tokenFile", null, "a readable file holding the ACL token");
-      this.tokenFile = file;
+      settings.tokenFile = file;
       return this;
     }
 
     /** HTTP basic authentication, for an agent behind a proxy ({@code CONSUL_HTTP_AUTH=user:password}). */
     public Builder httpAuth(String user, String password) {
-      requireUnsetSecret("httpAuth", httpAuth);
+      requireUnsetSecret("httpAuth", settings.httpAuth);
       requireArgument(user != null && !user.isEmpty() && !user.contains(":"), "httpAuth user", user,
           "a non-empty user name without ':'");
       requireArgument(password != null, "httpAuth password", null, "a password, possibly empty");
-      this.httpAuth = user + ":" + password;
+      settings.httpAuth = user + ":" + password;
       return this;
     }
 
-    /** False accepts any certificate under any name ({@code CONSUL_HTTP_SSL_VERIFY=false}); for tests only. */
+    /**
+     * False accepts any certificate under any name ({@code CONSUL_HTTP_SSL_VERIFY=false}); for tests only.
+     * A {@code false} from the environment does not override a {@link #caCertificate}, {@link #caPath}
+     * or {@link #tlsServerName} set in code: it is ignored with a warning.
+     */
     public Builder tlsVerify(boolean verify) {
-      requireUnset("tlsVerify", tlsVerify);
-      this.tlsVerify = verify;
+      requireUnset("tlsVerify", settings.tlsVerify);
+      settings.tlsVerify = verify;
       return this;
     }
 
     /** A PEM file of CA certificates to trust instead of the JDK's ({@code CONSUL_CACERT}). */
     public Builder caCertificate(Path pemFile) {
-      requireUnset("caCertificate", caCertificate);
+      requireUnset("caCertificate", settings.caCertificate);
       requireArgument(pemFile != null, "caCertificate", null, "a PEM file");
-      this.caCertificate = pemFile;
-      return this;
-    }
-
-    /** A directory of PEM CA certificates ({@code *.pem}, {@code *.crt}) to trust ({@code CONSUL_CAPATH}). */
-    public Builder caPath(Path directory) {
-      requireUnset("caPath", caPath);
-      requireArgument(directory != null, "caPath", null, "a directory");
-      this.caPath = directory;
+      settings.caCertificate = pemFile;
       return this;
     }
 
     /**
-     * The client certificate chain and its unencrypted PEM key (PKCS#8, or PKCS#1 RSA), for an agent
-     * with {@code verify_incoming} ({@code CONSUL_CLIENT_CERT}, {@code CONSUL_CLIENT_KEY}).
+     * A directory of PEM CA certificates to trust ({@code CONSUL_CAPATH}): every regular file directly in
+     * it, links followed, as Consul's Go client reads it (a c_rehash folder of {@code abcd1234.0} links
+     * works); a file without a certificate is passed over with a warning.
      */
-    public Builder clientCertificate(Path certificatePem, Path keyPem) {
-      requireUnset("clientCertificate", clientCertificate);
-      requireArgument(certificatePem != null, "clientCertificate", null, "a PEM certificate file");
-      requireArgument(keyPem != null, "clientKey", null, "a PEM private key file");
-      this.clientCertificate = certificatePem;
-      this.clientKey = keyPem;
+    public Builder caPath(Path directory) {
+      requireUnset("caPath", settings.caPath);
+      requireArgument(directory != null, "caPath", null, "a directory");
+      settings.caPath = directory;
       return this;
     }
 
-    /** The name the agent's certificate must carry, when it differs from the address ({@code CONSUL_TLS_SERVER_NAME}). */
+    /**
+     * The client certificate chain and its unencrypted PEM key (PKCS#8, PKCS#1 RSA, or SEC1 EC as
+     * {@code consul tls cert create} writes it), for an agent with {@code verify_incoming}
+     * ({@code CONSUL_CLIENT_CERT}, {@code CONSUL_CLIENT_KEY}). {@link #build()} fails when the key is not
+     * the certificate's.
+     */
+    public Builder clientCertificate(Path certificatePem, Path keyPem) {
+      requireUnset("clientCertificate", settings.clientCertificate);
+      requireArgument(certificatePem != null, "clientCertificate", null, "a PEM certificate file");
+      requireArgument(keyPem != null, "clientKey", null, "a PEM private key file");
+      settings.clientCertificate = certificatePem;
+      settings.clientKey = keyPem;
+      return this;
+    }
+
+    /**
+     * The name the agent's certificate must carry, when it differs from the address
+     * ({@code CONSUL_TLS_SERVER_NAME}); also sent as SNI, as Consul's Go client does (no SNI for an IP
+     * address). An IP address here matches IP SANs only.
+     */
     public Builder tlsServerName(String name) {
-      requireUnset("tlsServerName", tlsServerName);
+      requireUnset("tlsServerName", settings.tlsServerName);
       requireArgument(name != null && !name.isBlank() && name.equals(name.strip()), "tlsServerName", name,
           "a host name");
-      this.tlsServerName = name;
+      settings.tlsServerName = name;
       return this;
     }
 
     /** The default namespace ({@code ns}) of every query (Enterprise; {@code CONSUL_NAMESPACE}). */
     public Builder namespace(String ns) {
-      requireUnset("namespace", namespace);
-      this.namespace = requireName("namespace", ns);
+      requireUnset("namespace", settings.namespace);
+      settings.namespace = AgentSettings.requireName("namespace", ns);
       return this;
     }
 
     /** The default admin partition of every query (Enterprise; {@code CONSUL_PARTITION}). */
     public Builder partition(String name) {
-      requireUnset("partition", partition);
-      this.partition = requireName("partition", name);
+      requireUnset("partition", settings.partition);
+      settings.partition = AgentSettings.requireName("partition", name);
       return this;
     }
 
     /** Test hook: read these variables instead of {@link System#getenv()}. */
     Builder environment(Map<String, String> env) {
-      requireUnset("environment", environment);
-      this.environment = Map.copyOf(env);
+      requireUnset("environment", settings.environment);
+      settings.environment = Map.copyOf(env);
       return this;
     }
 
@@ -462,149 +394,15 @@ public final class ConsulDiscovery implements AutoCloseable {
       return coordinateWait != null ? coordinateWait : CoordinateWatch.DEFAULT_WAIT;
     }
 
+    /** Options first, then the environment; every file is read here. */
+    AgentConfig resolve() {
+      return settings.resolve();
+    }
+
     /** Resolves options and environment, reads the files, and starts the discovery's threads. */
     public ConsulDiscovery build() {
       return new ConsulDiscovery(resolve(), "discovery-" + SEQUENCE.incrementAndGet(), HTTP_THREADS,
           coordinateInterval(), coordinateWait());
     }
-
-    /** Options first, then the environment; every file is read here. */
-    AgentConfig resolve() {
-      Map<String, String> env = environment != null ? environment : System.getenv();
-      boolean envSsl = bool(env, "CONSUL_HTTP_SSL", false);
-      String base;
-      if (consulUrl != null) {
-        base = normalizeUrl("consulUrl", consulUrl, envSsl);
-      } else {
-        String addr = env(env, "CONSUL_HTTP_ADDR");
-        base = normalizeUrl(addr == null ? "consulUrl" : "consulUrl ($CONSUL_HTTP_ADDR)",
-            addr == null ? DEFAULT_ADDRESS : addr, envSsl);
-      }
-      boolean https = base.startsWith("https://");
-
-      String secret = token;
-      if (secret == null) {
-        Path file = tokenFile;
-        String field = "tokenFile";
-        if (file == null && env(env, "CONSUL_HTTP_TOKEN_FILE") != null) {
-          file = Path.of(env(env, "CONSUL_HTTP_TOKEN_FILE"));
-          field = "tokenFile ($CONSUL_HTTP_TOKEN_FILE)";
-        }
-        if (file != null) {
-          secret = readToken(field, file);
-        } else {
-          String fromEnv = env(env, "CONSUL_HTTP_TOKEN");
-          if (fromEnv != null) {
-            secret = checkToken("token ($CONSUL_HTTP_TOKEN)", fromEnv);
-          }
-        }
-      }
-
-      String auth = httpAuth != null ? httpAuth : env(env, "CONSUL_HTTP_AUTH");
-      String basic = auth == null ? null
-          : "Basic " + Base64.getEncoder().encodeToString((auth.contains(":") ? auth : auth + ":")
-              .getBytes(StandardCharsets.UTF_8));
-
-      ConsulTls.Settings tls = new ConsulTls.Settings(
-          tlsVerify != null ? tlsVerify : bool(env, "CONSUL_HTTP_SSL_VERIFY", true),
-          caCertificate != null ? caCertificate : path(env, "CONSUL_CACERT"),
-          caPath != null ? caPath : path(env, "CONSUL_CAPATH"),
-          clientCertificate != null ? clientCertificate : path(env, "CONSUL_CLIENT_CERT"),
-          clientCertificate != null ? clientKey : path(env, "CONSUL_CLIENT_KEY"),
-          tlsServerName != null ? tlsServerName : env(env, "CONSUL_TLS_SERVER_NAME"));
-      if ((tls.clientCert() == null) != (tls.clientKey() == null)) {
-        throw new IllegalArgumentException("clientCertificate: " + tls.clientCert() + ", clientKey: " + tls.clientKey()
-            + " (expected: both or neither; $CONSUL_CLIENT_CERT and $CONSUL_CLIENT_KEY go together)");
-      }
-      boolean tlsOptions = tlsVerify != null || caCertificate != null || caPath != null || clientCertificate != null
-          || tlsServerName != null;
-      if (!https && tlsOptions) {
-        throw new IllegalArgumentException("consulUrl: " + quote(base)
-            + " (expected: an https:// address, since TLS options are set)");
-      }
-      SSLContext ssl = https ? ConsulTls.context(tls) : null;
-
-      return new AgentConfig(base, secret, basic, ssl, Duration.ofSeconds(10),
-          namespace != null ? namespace : env(env, "CONSUL_NAMESPACE"),
-          partition != null ? partition : env(env, "CONSUL_PARTITION"));
-    }
-
-    private static String readToken(String field, Path file) {
-      try {
-        String t = Files.readString(file, StandardCharsets.UTF_8).strip();
-        requireArgument(!t.isEmpty(), field, file.toString(), "a file holding the ACL token, not an empty one");
-        return t;
-      } catch (IOException e) {
-        throw new IllegalArgumentException(field + ": " + quote(file.toString())
-            + " (expected: a readable file holding the ACL token)", e);
-      }
-    }
-
-    private static @Nullable String env(Map<String, String> env, String name) {
-      String v = env.get(name);
-      return v == null || v.isBlank() ? null : v.strip();
-    }
-
-    private static @Nullable Path path(Map<String, String> env, String name) {
-      String v = env(env, name);
-      return v == null ? null : Path.of(v);
-    }
-
-    /** Go's strconv.ParseBool, as the Consul CLI reads these variables. */
-    private static boolean bool(Map<String, String> env, String name, boolean otherwise) {
-      String v = env(env, name);
-      if (v == null) {
-        return otherwise;
-      }
-      return switch (v) {
-        case "1", "t", "T", "true", "TRUE", "True" -> true;
-        case "0", "f", "F", "false", "FALSE", "False" -> false;
-        default -> throw new IllegalArgumentException("$" + name + ": " + quote(v) + " (expected: true or false)");
-      };
-    }
   }
-
-  /** A Consul name (namespace, partition, peer, datacenter): non-blank, no surrounding spaces. */
-  static String requireName(String field, String value) {
-    requireArgument(value != null && !value.isBlank() && value.equals(value.strip()), field, value,
-        "a " + field + " name");
-    return value;
-  }
-
-  /** The token, checked: non-blank, no surrounding spaces. The message never shows the value. */
-  static String checkToken(String field, String t) {
-    if (t == null || t.isBlank() || !t.equals(t.strip())) {
-      throw new IllegalArgumentException(field + ": " + (t == null ? "null" : "blank or padded")
-          + " (expected: a non-blank ACL token)");
-    }
-    return t;
-  }
-
-  /** {@code http(s)://host:port} without a trailing slash; a bare {@code host:port} gets http or https. */
-  static String normalizeUrl(String field, String url, boolean ssl) {
-    String u = url.trim();
-    String expected = "http(s)://host:port";
-    if (u.toLowerCase(Locale.ROOT).startsWith("unix://")) {
-      throw new IllegalArgumentException(field + ": " + quote(url) + " (expected: " + expected
-          + "; unix:// agent sockets are not supported, the JDK HTTP client cannot use them:"
-          + " set the agent's addresses.http to 127.0.0.1)");
-    }
-    if (!u.contains("://")) {
-      u = (ssl ? "https://" : "http://") + u;
-    }
-    URI uri;
-    try {
-      uri = new URI(u);
-    } catch (URISyntaxException e) {
-      throw new IllegalArgumentException(field + ": " + quote(url) + " (expected: " + expected + ")");
-    }
-    String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
-    String path = uri.getRawPath() == null ? "" : uri.getRawPath();
-    if (!(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null
-        || uri.getRawQuery() != null || uri.getRawUserInfo() != null || !(path.isEmpty() || path.equals("/"))) {
-      throw new IllegalArgumentException(field + ": " + quote(url) + " (expected: " + expected + ")");
-    }
-    return scheme + "://" + uri.getRawAuthority();
-  }
-
 }

@@ -6,19 +6,16 @@ import static dev.fairway.lb.internal.Args.requireUnset;
 
 import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetSource;
-import dev.fairway.lb.internal.Targets;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -61,9 +58,13 @@ import org.jspecify.annotations.Nullable;
  *   <li>On any error the last good list stays, the error is counted in
  *       {@code fairway.discovery.errors{reason}}, and the loop backs off exponentially with full jitter
  *       (1 s growing to 60 s; reset by a success). A reply Consul filtered to {@code []} by ACL keeps
- *       the last list too, with one warning naming the missing {@code service:read}. A token bucket
- *       (burst 2, then one request per 15 s, as Consul's blocking-query documentation advises) holds a
- *       churning service to polling.
+ *       the last list too, with one warning naming the missing {@code service:read}.
+ *   <li>A reply that brings a new list is delivered at once and the next query goes out at once: a
+ *       rolling deploy is seen step by step. Wake-ups that bring the same list under a new index are
+ *       held to Consul's advice (a token bucket: burst 2, then one query per 15 s,
+ *       {@link Builder#rateLimit}). Real changes faster than 10 at once and then 2 a second (a
+ *       flapping check) degrade the watch to polling every 5 s until the service is quiet for 6 s,
+ *       logged and counted in {@code fairway.discovery.throttled{reason=flapping}}.
  *   <li>The ACL token travels only in the {@code X-Consul-Token} header, never in a URL or a log line.
  *   <li>Closeness (on by default, {@link Builder#closeness(boolean)}): each target carries the estimated
  *       round-trip time from the local agent's node to its instance's node,
@@ -85,62 +86,53 @@ public final class ConsulTargetSource implements TargetSource {
   static final Duration MAX_WAIT = Duration.ofMinutes(10);
   static final Duration DEFAULT_BACKOFF_INITIAL = Duration.ofSeconds(1);
   static final Duration DEFAULT_BACKOFF_MAX = Duration.ofSeconds(60);
-  /** Consul's advice for blocking-query loops: a token bucket with burst 2, polling every 15 s under churn. */
+  /**
+   * Consul's advice for blocking-query loops, applied to wake-ups that bring the same list: a token
+   * bucket with burst 2, then one query every 15 s (see {@link WakeupLimiter}).
+   */
   static final int DEFAULT_BURST = 2;
   static final Duration DEFAULT_REFILL = Duration.ofSeconds(15);
 
   private final String service;
   private final ConsulDiscovery discovery;
   private final boolean ownsDiscovery;
-  private final HealthWatch.Query query;
+  private final HealthQuery query;
   private final DiscoveryMetrics metrics;
+  private final TargetPublisher publisher;
   private final HealthWatch watch;
   private final @Nullable AutoCloseable coordinateSubscription; // null: closeness off
-
-  private final Object publishLock = new Object();
-  // Guarded by publishLock: the last list from the health watch (without round-trip times), each
-  // target's node, the last coordinate reading, and the nodes whose missing coordinate was counted.
-  private @Nullable List<Target> healthTargets;
-  private Map<String, String> nodeOf = Map.of();
-  private @Nullable NetworkCoordinates coordinates;
-  private Set<String> coordinateSkipKeys = Set.of();
-  private boolean otherDatacenterLogged;
-  private final CopyOnWriteArrayList<Consumer<List<Target>>> listeners = new CopyOnWriteArrayList<>();
-  private final CompletableFuture<List<Target>> ready = new CompletableFuture<>();
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  /** Published via volatile; an immutable list sorted by id. */
-  private volatile List<Target> targets = List.of();
-
+  /** Wires the parts: the query, the mapper, the limiter and the backoff into a watch, the watch into the publisher. */
   private ConsulTargetSource(Builder b, ConsulDiscovery d, boolean owned) {
     this.service = b.service;
     this.discovery = d;
     this.ownsDiscovery = owned;
     AgentConfig agent = d.agent();
-    this.query = new HealthWatch.Query(service, b.passingOnly, List.copyOf(b.tags), b.datacenter, b.filter,
+    this.query = new HealthQuery(service, b.passingOnly, List.copyOf(b.tags), b.datacenter, b.filter,
         List.copyOf(b.nodeMeta), b.namespace != null ? b.namespace : agent.namespace(),
         b.partition != null ? b.partition : agent.partition(), b.peer, b.cached, b.maxStale,
         b.wait == null ? DEFAULT_WAIT : b.wait);
     HealthMapper mapper = new HealthMapper(b.zoneMetadataKey == null ? "zone" : b.zoneMetadataKey, b.passingOnly);
     Duration refill = b.refill == null ? DEFAULT_REFILL : b.refill;
-    TokenBucket bucket = new TokenBucket(refill.toNanos(), b.burst == 0 ? DEFAULT_BURST : b.burst, d.ticker());
+    TokenBucket unchanged = new TokenBucket(refill.toNanos(), b.burst == 0 ? DEFAULT_BURST : b.burst, d.ticker());
     Duration initial = b.backoffInitial == null ? DEFAULT_BACKOFF_INITIAL : b.backoffInitial;
     Duration max = b.backoffMax == null ? DEFAULT_BACKOFF_MAX : b.backoffMax;
     Backoff backoff = new Backoff(initial.toNanos(), max.toNanos(), d.random());
     d.register(this);
     this.metrics = b.meterRegistry == null
         ? DiscoveryMetrics.NOOP
-        : DiscoveryMetrics.micrometer(b.meterRegistry, service, this::stalenessSeconds,
-            () -> targets.size());
-    this.watch = new HealthWatch(query, d.http(), d.scheduler(), d.ticker(), mapper, bucket, backoff, metrics,
-        this::onHealth);
+        : DiscoveryMetrics.micrometer(b.meterRegistry, service, this::stalenessSeconds, this::targetCount);
+    this.publisher = new TargetPublisher(service, query.datacenter(), metrics);
+    this.watch = new HealthWatch(query, d.http(), d.scheduler(), d.ticker(), mapper,
+        WakeupLimiter.of(unchanged, d.ticker()), backoff, metrics, publisher::onHealth);
     watch.start();
     // Instances imported from a cluster peer sit in another cluster's coordinate space: nothing to compare.
     boolean closeness = (b.closeness == null || b.closeness) && b.peer == null;
     this.coordinateSubscription = closeness ? d.watchCoordinates(new CoordinateWatch.Listener() {
       @Override
       public void coordinates(NetworkCoordinates reading) {
-        onCoordinates(reading);
+        publisher.onCoordinates(reading);
       }
 
       @Override
@@ -161,7 +153,7 @@ public final class ConsulTargetSource implements TargetSource {
 
   @Override
   public List<Target> targets() {
-    return targets;
+    return publisher.targets();
   }
 
   @Override
@@ -169,16 +161,7 @@ public final class ConsulTargetSource implements TargetSource {
     if (listener == null) {
       throw new IllegalArgumentException("listener: null (expected: a consumer of target lists)");
     }
-    synchronized (publishLock) {
-      listeners.add(listener);
-      try {
-        listener.accept(targets);
-      } catch (RuntimeException e) {
-        listeners.remove(listener); // a listener that fails on the first call is not kept
-        throw e;
-      }
-    }
-    return () -> listeners.remove(listener);
+    return publisher.subscribe(listener);
   }
 
   /**
@@ -188,7 +171,7 @@ public final class ConsulTargetSource implements TargetSource {
    */
   @Override
   public CompletableFuture<List<Target>> whenReady() {
-    return ready.copy();
+    return publisher.whenReady();
   }
 
   /** The watched service's name. */
@@ -216,9 +199,8 @@ public final class ConsulTargetSource implements TargetSource {
       }
     }
     discovery.unregister(this);
-    listeners.clear();
+    publisher.close();
     metrics.close();
-    ready.completeExceptionally(new CancellationException("ConsulTargetSource(" + service + ") closed"));
     if (ownsDiscovery) {
       discovery.close();
     }
@@ -230,98 +212,22 @@ public final class ConsulTargetSource implements TargetSource {
         + (query.tags().isEmpty() ? "" : ", tags=" + query.tags())
         + (query.datacenter() == null ? "" : ", dc=" + query.datacenter())
         + (query.passingOnly() ? ", passingOnly" : "")
-        + ", targets=" + targets.size() + "}";
+        + ", targets=" + targets().size() + "}";
   }
 
   HealthWatch watch() {
     return watch;
   }
 
+  // The gauges may be read before the constructor has finished.
   private double stalenessSeconds() {
-    return watch.stalenessSeconds();
+    HealthWatch w = watch;
+    return w == null ? 0 : w.stalenessSeconds();
   }
 
-  /** Called by the health watch with every good list. */
-  private void onHealth(List<Target> next, Map<String, String> nodes) {
-    synchronized (publishLock) {
-      healthTargets = next;
-      nodeOf = nodes;
-      publish(withCloseness(next));
-    }
-  }
-
-  /** Called by the coordinate watch with every good reading; republishes if a round-trip time changed. */
-  private void onCoordinates(NetworkCoordinates reading) {
-    synchronized (publishLock) {
-      coordinates = reading;
-      List<Target> h = healthTargets;
-      if (h != null && !closed.get()) { // the first list comes from the health watch, never from here
-        publish(withCloseness(h));
-      }
-    }
-  }
-
-  /**
-   * The health watch's targets with each one's estimated round-trip time from the agent's node; as they
-   * are (unknown) before the first coordinate reading, or when the source asks another datacenter.
-   * Counts and logs each node whose coordinate turns missing or unusable.
-   */
-  private List<Target> withCloseness(List<Target> health) {
-    NetworkCoordinates c = coordinates;
-    if (c == null) {
-      return health;
-    }
-    String dc = query.datacenter();
-    if (dc != null && !dc.equals(c.agentDatacenter())) {
-      if (!otherDatacenterLogged) {
-        LOG.log(Level.INFO, "{0}: no closeness for datacenter {1}: Consul''s LAN coordinates compare nodes of the"
-            + " agent''s own datacenter ({2}) only", service, dc, c.agentDatacenter());
-        otherDatacenterLogged = true;
-      }
-      return health;
-    }
-    List<Target> out = new ArrayList<>(health.size());
-    Set<String> keys = new HashSet<>();
-    for (Target t : health) {
-      String node = nodeOf.getOrDefault(t.id(), "");
-      long nanos = c.roundTripNanos(node);
-      if (nanos < 0) {
-        String reason = String.valueOf(c.problem(node));
-        String key = node + "/" + reason;
-        if (keys.add(key) && !coordinateSkipKeys.contains(key)) {
-          LOG.log(Level.WARNING, "{0}: no network coordinate for node {1} ({2}); its instances rank as of unknown"
-              + " distance", service, node, reason);
-          metrics.skipped(reason);
-        }
-      }
-      out.add(t.withRoundTripTime(nanos < 0 ? null : Duration.ofNanos(nanos)));
-    }
-    coordinateSkipKeys = keys;
-    return out;
-  }
-
-  /** Publishes {@code next} when it differs from the current list. Called under {@code publishLock}. */
-  private void publish(List<Target> next) {
-    synchronized (publishLock) {
-      List<Target> previous = targets;
-      if (!Targets.sameTargets(previous, next)) {
-        if (next.isEmpty() && !previous.isEmpty()) {
-          LOG.log(Level.WARNING, "{0}: Consul now lists no usable instance (had {1}); honouring the empty list",
-              service, previous.size());
-          metrics.emptied();
-        }
-        targets = next;
-        metrics.updated();
-        for (Consumer<List<Target>> l : listeners) {
-          try {
-            l.accept(next);
-          } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, service + ": a target listener failed", e);
-          }
-        }
-      }
-    }
-    ready.complete(next);
+  private double targetCount() {
+    TargetPublisher p = publisher;
+    return p == null ? 0 : p.targets().size();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -399,7 +305,7 @@ public final class ConsulTargetSource implements TargetSource {
     /** Ask this datacenter instead of the agent's own. */
     public Builder datacenter(String dc) {
       requireUnset("datacenter", datacenter);
-      this.datacenter = ConsulDiscovery.requireName("datacenter", dc);
+      this.datacenter = AgentSettings.requireName("datacenter", dc);
       return this;
     }
 
@@ -456,9 +362,11 @@ public final class ConsulTargetSource implements TargetSource {
     }
 
     /**
-     * The token bucket in front of every query: {@code burst} queries at once, then one per
-     * {@code refillEvery}. Default: burst 2, one per 15 s, Consul's own advice for blocking-query
-     * loops (happy case unaffected, a churning service degrades into polling every 15 s).
+     * The token bucket in front of every query that follows a wake-up without a change (the same list
+     * under a new index): {@code burst} such queries at once, then one per {@code refillEvery}. Default:
+     * burst 2, one per 15 s, Consul's own advice for blocking-query loops: a service whose index moves
+     * every few milliseconds costs four reads a minute. A wake-up that brings a new list is not held
+     * back by it; held queries count in {@code fairway.discovery.throttled{reason=unchanged}}.
      */
     public Builder rateLimit(int burst, Duration refillEvery) {
       requireUnset("rateLimit", refill == null ? null : this.burst + " per " + refill);
@@ -512,21 +420,21 @@ public final class ConsulTargetSource implements TargetSource {
     /** The namespace ({@code ?ns=}, Enterprise). Default: the discovery's, else {@code $CONSUL_NAMESPACE}. */
     public Builder namespace(String ns) {
       requireUnset("namespace", namespace);
-      this.namespace = ConsulDiscovery.requireName("namespace", ns);
+      this.namespace = AgentSettings.requireName("namespace", ns);
       return this;
     }
 
     /** The admin partition ({@code ?partition=}, Enterprise). Default: the discovery's, else {@code $CONSUL_PARTITION}. */
     public Builder partition(String name) {
       requireUnset("partition", partition);
-      this.partition = ConsulDiscovery.requireName("partition", name);
+      this.partition = AgentSettings.requireName("partition", name);
       return this;
     }
 
     /** Ask for the service as imported from this cluster peer ({@code ?peer=}). */
     public Builder peer(String name) {
       requireUnset("peer", peer);
-      this.peer = ConsulDiscovery.requireName("peer", name);
+      this.peer = AgentSettings.requireName("peer", name);
       return this;
     }
 

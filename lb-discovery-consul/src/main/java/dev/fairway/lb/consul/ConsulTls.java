@@ -1,46 +1,50 @@
 package dev.fairway.lb.consul;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.net.InetAddress;
+import java.lang.System.Logger.Level;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyFactory;
 import java.security.KeyStore;
 import java.security.PrivateKey;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateException;
-import java.security.cert.CertificateFactory;
-import java.security.cert.CertificateParsingException;
+import java.security.SecureRandom;
 import java.security.cert.X509Certificate;
-import java.security.spec.PKCS8EncodedKeySpec;
 import java.util.ArrayList;
-import java.util.Base64;
-import java.util.Collection;
 import java.util.List;
-import java.util.Locale;
 import java.util.stream.Stream;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SNIHostName;
+import javax.net.ssl.SNIServerName;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLContextSpi;
 import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLServerSocketFactory;
+import javax.net.ssl.SSLSessionContext;
+import javax.net.ssl.SSLSocketFactory;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedTrustManager;
-import javax.net.ssl.X509TrustManager;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Builds the {@link SSLContext} for an https agent from what {@code CONSUL_CACERT},
- * {@code CONSUL_CAPATH}, {@code CONSUL_CLIENT_CERT}/{@code CONSUL_CLIENT_KEY},
- * {@code CONSUL_TLS_SERVER_NAME} and {@code CONSUL_HTTP_SSL_VERIFY} (or the builder options of the same
- * meaning) name: PEM files, read once at build. Every unreadable file or unusable key fails with an
+ * Builds the TLS setup of an https agent from what {@code CONSUL_CACERT}, {@code CONSUL_CAPATH},
+ * {@code CONSUL_CLIENT_CERT}/{@code CONSUL_CLIENT_KEY}, {@code CONSUL_TLS_SERVER_NAME} and
+ * {@code CONSUL_HTTP_SSL_VERIFY} (or the builder options of the same meaning) name. PEM files are read
+ * once, at build, by {@link PemFiles} (BouncyCastle); trust, key and name checks are the JDK's
+ * ({@link NameCheckingTrustManager}). Every unreadable file or unusable key fails with an
  * {@link IllegalArgumentException} naming the option and the path.
+ *
+ * <p>What the JDK HTTP client cannot do, and how it is met: it checks the certificate against the
+ * URI's host only (met by {@link NameCheckingTrustManager}); and it sends the URI's host as SNI, or no
+ * SNI for an IP address, with no option for another name ({@link #withServerName} wraps the context so
+ * that its engines send the server name, as Consul's Go client does; none for an IP server name).
  */
 final class ConsulTls {
+  private static final System.Logger LOG = System.getLogger(ConsulDiscovery.class.getName());
+
   private ConsulTls() {}
 
   /** The settings; paths may be null. */
@@ -57,27 +61,110 @@ final class ConsulTls {
       return null;
     }
     try {
-      TrustManager trust = s.verify() ? trustManager(s) : new TrustAll();
+      TrustManager trust = s.verify() ? new NameCheckingTrustManager(pkix(s), s.serverName()) : new TrustAll();
       Path cert = s.clientCert();
-      Path key = s.clientKey(); // the builder rejects one without the other
+      Path key = s.clientKey(); // the settings reject one without the other
       KeyManager[] keys = cert == null || key == null ? null : keyManagers(cert, key);
       SSLContext ctx = SSLContext.getInstance("TLS");
       ctx.init(keys, new TrustManager[] {trust}, null);
-      return ctx;
+      String name = s.serverName();
+      return name == null || NameCheckingTrustManager.isIpLiteral(name) ? ctx : withServerName(ctx, name);
     } catch (GeneralSecurityException e) {
       throw new IllegalArgumentException("tls: " + e.getMessage() + " (expected: usable PEM certificates and key)", e);
     }
   }
 
-  private static X509TrustManager trustManager(Settings s) throws GeneralSecurityException {
+  /**
+   * {@code context}, whose engines send {@code serverName} as SNI whatever host the client connected
+   * to (the JDK client sends the URI's host, or no SNI for an IP address, and has no option for
+   * another name): what Consul's Go client does with {@code CONSUL_TLS_SERVER_NAME}.
+   */
+  static SSLContext withServerName(SSLContext context, String serverName) {
+    return new SSLContext(new SniSpi(context, List.of(new SNIHostName(serverName))), context.getProvider(),
+        context.getProtocol()) {};
+  }
+
+  private static final class SniSpi extends SSLContextSpi {
+    private final SSLContext context;
+    private final List<SNIServerName> sni;
+
+    SniSpi(SSLContext context, List<SNIServerName> sni) {
+      this.context = context;
+      this.sni = sni;
+    }
+
+    @Override
+    protected void engineInit(KeyManager[] km, TrustManager[] tm, SecureRandom random) {
+      throw new IllegalStateException("initialised at build");
+    }
+
+    @Override
+    protected SSLSocketFactory engineGetSocketFactory() {
+      return context.getSocketFactory();
+    }
+
+    @Override
+    protected SSLServerSocketFactory engineGetServerSocketFactory() {
+      return context.getServerSocketFactory();
+    }
+
+    @Override
+    protected SSLEngine engineCreateSSLEngine() {
+      return new SniEngine(context.createSSLEngine(), sni);
+    }
+
+    @Override
+    protected SSLEngine engineCreateSSLEngine(String host, int port) {
+      return new SniEngine(context.createSSLEngine(host, port), sni);
+    }
+
+    @Override
+    protected SSLSessionContext engineGetServerSessionContext() {
+      return context.getServerSessionContext();
+    }
+
+    @Override
+    protected SSLSessionContext engineGetClientSessionContext() {
+      return context.getClientSessionContext();
+    }
+
+    @Override
+    protected SSLParameters engineGetDefaultSSLParameters() {
+      return context.getDefaultSSLParameters();
+    }
+
+    @Override
+    protected SSLParameters engineGetSupportedSSLParameters() {
+      return context.getSupportedSSLParameters();
+    }
+  }
+
+  /** An engine whose parameters always ask for the configured server name as SNI. */
+  private static final class SniEngine extends ForwardingSSLEngine {
+    private final List<SNIServerName> sni;
+
+    SniEngine(SSLEngine engine, List<SNIServerName> sni) {
+      super(engine, engine.getPeerHost());
+      this.sni = sni;
+      setSSLParameters(engine.getSSLParameters());
+    }
+
+    @Override
+    public void setSSLParameters(SSLParameters params) {
+      params.setServerNames(sni);
+      engine.setSSLParameters(params);
+    }
+  }
+
+  private static X509ExtendedTrustManager pkix(Settings s) throws GeneralSecurityException {
     TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
     if (s.caCert() == null && s.caPath() == null) {
       tmf.init((KeyStore) null); // the JDK's CAs, e.g. for a server name override only
     } else {
       KeyStore ks = emptyKeyStore(KeyStore.getDefaultType());
-      List<Certificate> cas = new ArrayList<>();
+      List<X509Certificate> cas = new ArrayList<>();
       if (s.caCert() != null) {
-        cas.addAll(certificates("caCertificate", s.caCert()));
+        cas.addAll(PemFiles.certificates("caCertificate", s.caCert()));
       }
       if (s.caPath() != null) {
         cas.addAll(certificatesIn(s.caPath()));
@@ -87,8 +174,12 @@ final class ConsulTls {
       }
       tmf.init(ks);
     }
-    X509TrustManager pkix = (X509TrustManager) tmf.getTrustManagers()[0];
-    return s.serverName() == null ? pkix : new ServerNameTrustManager(pkix, s.serverName());
+    for (TrustManager tm : tmf.getTrustManagers()) {
+      if (tm instanceof X509ExtendedTrustManager x) {
+        return x;
+      }
+    }
+    throw new GeneralSecurityException("the JDK has no X509ExtendedTrustManager");
   }
 
   private static KeyStore emptyKeyStore(String type) throws GeneralSecurityException {
@@ -101,202 +192,46 @@ final class ConsulTls {
     return ks;
   }
 
-  private static List<Certificate> certificatesIn(Path dir) {
+  /**
+   * Every regular file directly in {@code dir}, links followed, as Consul's Go client reads
+   * {@code CONSUL_CAPATH}: so a c_rehash folder ({@code abcd1234.0} links) works. A file without a PEM
+   * certificate is passed over with a warning; a folder without any fails.
+   */
+  private static List<X509Certificate> certificatesIn(Path dir) {
     if (!Files.isDirectory(dir)) {
       throw new IllegalArgumentException("caPath: " + dir + " (expected: a directory of PEM CA certificates)");
     }
-    List<Certificate> out = new ArrayList<>();
+    List<X509Certificate> out = new ArrayList<>();
     try (Stream<Path> files = Files.list(dir)) {
       for (Path f : (Iterable<Path>) files.sorted()::iterator) {
-        String name = f.getFileName().toString().toLowerCase(Locale.ROOT);
-        if (Files.isRegularFile(f) && (name.endsWith(".pem") || name.endsWith(".crt"))) {
-          out.addAll(certificates("caPath", f));
+        if (!Files.isRegularFile(f)) {
+          continue;
         }
+        List<X509Certificate> certs = PemFiles.certificatesOrEmpty("caPath", f);
+        if (certs.isEmpty()) {
+          LOG.log(Level.WARNING, "caPath: {0} holds no PEM certificate; passed over", f);
+        }
+        out.addAll(certs);
       }
     } catch (IOException e) {
       throw new IllegalArgumentException("caPath: " + dir + " (expected: a readable directory)", e);
     }
     if (out.isEmpty()) {
-      throw new IllegalArgumentException("caPath: " + dir + " (expected: at least one .pem or .crt certificate)");
+      throw new IllegalArgumentException("caPath: " + dir + " (expected: at least one file with a PEM certificate)");
     }
     return out;
-  }
-
-  static List<Certificate> certificates(String field, Path file) {
-    try (InputStream in = Files.newInputStream(file)) {
-      Collection<? extends Certificate> certs = CertificateFactory.getInstance("X.509").generateCertificates(in);
-      if (certs.isEmpty()) {
-        throw new CertificateException("no certificate");
-      }
-      return new ArrayList<>(certs);
-    } catch (IOException | CertificateException e) {
-      throw new IllegalArgumentException(field + ": " + file + " (expected: a readable PEM certificate file)", e);
-    }
   }
 
   private static KeyManager[] keyManagers(Path certFile, Path keyFile) throws GeneralSecurityException {
-    List<Certificate> chain = certificates("clientCertificate", certFile);
-    PrivateKey key = privateKey(keyFile);
+    List<X509Certificate> chain = PemFiles.certificates("clientCertificate", certFile);
+    PrivateKey key = PemFiles.privateKey("clientKey", keyFile);
+    PemFiles.requireMatch(chain.get(0), key, certFile, keyFile);
     KeyStore ks = emptyKeyStore("PKCS12");
     char[] password = new char[0];
-    ks.setKeyEntry("client", key, password, chain.toArray(new Certificate[0]));
+    ks.setKeyEntry("client", key, password, chain.toArray(new X509Certificate[0]));
     KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
     kmf.init(ks, password);
     return kmf.getKeyManagers();
-  }
-
-  /** A PKCS#8 ({@code BEGIN PRIVATE KEY}) RSA/EC/EdDSA key or a PKCS#1 ({@code BEGIN RSA PRIVATE KEY}) key. */
-  static PrivateKey privateKey(Path file) {
-    String pem;
-    try {
-      pem = Files.readString(file, StandardCharsets.US_ASCII);
-    } catch (IOException e) {
-      throw new IllegalArgumentException("clientKey: " + file + " (expected: a readable PEM private key file)", e);
-    }
-    byte[] der;
-    if (pem.contains("-----BEGIN PRIVATE KEY-----")) {
-      der = base64Between(pem, "PRIVATE KEY");
-    } else if (pem.contains("-----BEGIN RSA PRIVATE KEY-----")) {
-      der = pkcs1ToPkcs8(base64Between(pem, "RSA PRIVATE KEY"));
-    } else {
-      throw new IllegalArgumentException("clientKey: " + file + " (expected: an unencrypted PEM key, BEGIN PRIVATE"
-          + " KEY or BEGIN RSA PRIVATE KEY; convert others with openssl pkcs8 -topk8 -nocrypt)");
-    }
-    for (String algorithm : List.of("RSA", "EC", "Ed25519", "Ed448")) {
-      try {
-        return KeyFactory.getInstance(algorithm).generatePrivate(new PKCS8EncodedKeySpec(der));
-      } catch (GeneralSecurityException tryTheNext) {
-        // the key's algorithm is not written in the PEM header; try each
-      }
-    }
-    throw new IllegalArgumentException("clientKey: " + file + " (expected: an RSA, EC or EdDSA private key)");
-  }
-
-  private static byte[] base64Between(String pem, String label) {
-    int start = pem.indexOf("-----BEGIN " + label + "-----") + label.length() + 16;
-    int end = pem.indexOf("-----END " + label + "-----", start);
-    return Base64.getMimeDecoder().decode(pem.substring(start, end < 0 ? pem.length() : end));
-  }
-
-  /** Wraps a PKCS#1 RSAPrivateKey in a PKCS#8 PrivateKeyInfo (version 0, rsaEncryption, NULL). */
-  private static byte[] pkcs1ToPkcs8(byte[] pkcs1) {
-    byte[] algorithm = {0x30, 0x0d, 0x06, 0x09, 0x2a, (byte) 0x86, 0x48, (byte) 0x86, (byte) 0xf7, 0x0d, 0x01, 0x01,
-        0x01, 0x05, 0x00};
-    byte[] version = {0x02, 0x01, 0x00};
-    byte[] octets = der(0x04, pkcs1);
-    byte[] body = new byte[version.length + algorithm.length + octets.length];
-    System.arraycopy(version, 0, body, 0, version.length);
-    System.arraycopy(algorithm, 0, body, version.length, algorithm.length);
-    System.arraycopy(octets, 0, body, version.length + algorithm.length, octets.length);
-    return der(0x30, body);
-  }
-
-  private static byte[] der(int tag, byte[] content) {
-    int n = content.length;
-    byte[] length = n < 0x80 ? new byte[] {(byte) n}
-        : n < 0x100 ? new byte[] {(byte) 0x81, (byte) n}
-        : n < 0x10000 ? new byte[] {(byte) 0x82, (byte) (n >> 8), (byte) n}
-        : new byte[] {(byte) 0x83, (byte) (n >> 16), (byte) (n >> 8), (byte) n};
-    byte[] out = new byte[1 + length.length + n];
-    out[0] = (byte) tag;
-    System.arraycopy(length, 0, out, 1, length.length);
-    System.arraycopy(content, 0, out, 1 + length.length, n);
-    return out;
-  }
-
-  /**
-   * Checks the chain with the PKIX trust manager, then the certificate's names against the configured
-   * server name instead of the address connected to (the agent is often reached by IP or
-   * {@code localhost} while its certificate names {@code server.dc1.consul}).
-   */
-  static final class ServerNameTrustManager extends X509ExtendedTrustManager {
-    private final X509TrustManager pkix;
-    private final String serverName;
-
-    ServerNameTrustManager(X509TrustManager pkix, String serverName) {
-      this.pkix = pkix;
-      this.serverName = serverName;
-    }
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-      pkix.checkServerTrusted(chain, authType); // the two-argument check does not look at host names
-      if (!matches(chain[0], serverName)) {
-        throw new CertificateException("the agent's certificate does not name " + serverName);
-      }
-    }
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket)
-        throws CertificateException {
-      checkServerTrusted(chain, authType);
-    }
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
-        throws CertificateException {
-      checkServerTrusted(chain, authType);
-    }
-
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-      pkix.checkClientTrusted(chain, authType);
-    }
-
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket)
-        throws CertificateException {
-      pkix.checkClientTrusted(chain, authType);
-    }
-
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
-        throws CertificateException {
-      pkix.checkClientTrusted(chain, authType);
-    }
-
-    @Override
-    public X509Certificate[] getAcceptedIssuers() {
-      return pkix.getAcceptedIssuers();
-    }
-  }
-
-  /** RFC 6125 matching on subjectAltNames: DNS names (one leading {@code *.} label) and IP addresses. */
-  static boolean matches(X509Certificate cert, String name) throws CertificateParsingException {
-    String want = name.toLowerCase(Locale.ROOT);
-    Collection<List<?>> sans = cert.getSubjectAlternativeNames();
-    if (sans == null) {
-      return false;
-    }
-    for (List<?> san : sans) {
-      int type = (Integer) san.get(0);
-      String value = String.valueOf(san.get(1)).toLowerCase(Locale.ROOT);
-      if (type == 2 && (value.equals(want) || wildcard(value, want))) {
-        return true;
-      }
-      if (type == 7 && sameAddress(value, want)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private static boolean wildcard(String pattern, String name) {
-    if (!pattern.startsWith("*.")) {
-      return false;
-    }
-    int dot = name.indexOf('.');
-    return dot > 0 && name.substring(dot).equals(pattern.substring(1));
-  }
-
-  private static boolean sameAddress(String a, String b) {
-    try {
-      // Both are literals here (the SAN is one by its type); no lookup happens for a literal.
-      return (b.matches("[0-9.]+") || b.contains(":"))
-          && InetAddress.getByName(a).equals(InetAddress.getByName(b));
-    } catch (IOException | RuntimeException e) {
-      return false;
-    }
   }
 
   /** CONSUL_HTTP_SSL_VERIFY=false: any certificate, any name, as the CLI does. */

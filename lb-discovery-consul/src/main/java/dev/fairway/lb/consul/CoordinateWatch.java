@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * The network-coordinate loop of one {@link ConsulDiscovery}, shared by every source that wants
  * closeness: first {@code GET /v1/agent/self} for the agent's node, then {@code GET
  * /v1/coordinate/nodes} as a blocking query, at most one every {@code minInterval}. Like
- * {@link HealthWatch} it is a state machine on the discovery's {@link HealthWatch.Scheduler}, with no
+ * {@link HealthWatch} it is a state machine on the discovery's {@link WatchSteps.Scheduler}, with no
  * thread of its own, so tests replay its exact requests and waits on fake time.
  *
  * <p>Why so rarely: Consul's agents send their coordinates to the servers every 15 s or more and the
@@ -81,12 +81,12 @@ final class CoordinateWatch {
   private Set<String> lastSkipKeys = Set.of();
   private boolean aclWarned;
 
-  CoordinateWatch(ConsulHttp http, HealthWatch.Scheduler scheduler, Backoff backoff, Duration minInterval,
+  CoordinateWatch(ConsulHttp http, WatchSteps.Scheduler scheduler, Backoff backoff, Duration minInterval,
       Duration wait, @Nullable String partition) {
     this.backoff = backoff;
     this.minIntervalNanos = minInterval.toNanos();
     this.wait = wait;
-    this.goWait = HealthWatch.goDuration(wait);
+    this.goWait = HealthQuery.goDuration(wait);
     this.partition = partition;
     this.steps = new WatchSteps(http, scheduler, this::unexpected);
   }
@@ -137,7 +137,7 @@ final class CoordinateWatch {
     if (index != 0) {
       q.append("&index=").append(Long.toUnsignedString(index)).append("&wait=").append(goWait);
     }
-    steps.send(q.toString(), index != 0 ? HealthWatch.readTimeout(wait) : READ_TIMEOUT, this::onNodes, this::fail);
+    steps.send(q.toString(), index != 0 ? HealthQuery.readTimeout(wait) : READ_TIMEOUT, this::onNodes, this::fail);
   }
 
   private void onSelf(ConsulHttp.Reply reply) {

@@ -14,7 +14,8 @@ import java.util.function.DoubleSupplier;
  * What the watch loop reports. {@link #NOOP} when no registry was given, so the loop never checks.
  *
  * <p>Meter names: {@code fairway.discovery.updates}, {@code .errors} (tag {@code reason}),
- * {@code .skipped} (tag {@code reason}), {@code .emptied}, and the gauges {@code .staleness} (seconds
+ * {@code .skipped} (tag {@code reason}), {@code .emptied}, {@code .throttled} (tag {@code reason}:
+ * {@code unchanged} or {@code flapping}), and the gauges {@code .staleness} (seconds
  * since the last good reply) and {@code .targets}; all tagged {@code service}.
  */
 interface DiscoveryMetrics {
@@ -32,6 +33,9 @@ interface DiscoveryMetrics {
   /** A non-empty list was replaced by an empty one. */
   default void emptied() {}
 
+  /** The next query was held back: the same list again ({@code unchanged}), or changes churn ({@code flapping}). */
+  default void throttled(String reason) {}
+
   /** Unregisters the meters (the gauges hold a reference to the source). */
   default void close() {}
 
@@ -48,6 +52,7 @@ interface DiscoveryMetrics {
     private final Counter emptied;
     private final Map<String, Counter> errors = new ConcurrentHashMap<>();
     private final Map<String, Counter> skipped = new ConcurrentHashMap<>();
+    private final Map<String, Counter> throttled = new ConcurrentHashMap<>();
     private final List<Meter> meters = new CopyOnWriteArrayList<>();
 
     MicrometerDiscoveryMetrics(
@@ -89,6 +94,13 @@ interface DiscoveryMetrics {
     public void skipped(String reason) {
       skipped.computeIfAbsent(reason, r -> remember(Counter.builder("fairway.discovery.skipped")
           .description("Consul entries that could not become targets")
+          .tags("service", service, "reason", r).register(registry))).increment();
+    }
+
+    @Override
+    public void throttled(String reason) {
+      throttled.computeIfAbsent(reason, r -> remember(Counter.builder("fairway.discovery.throttled")
+          .description("queries held back: the same list under a new index, or a flapping service")
           .tags("service", service, "reason", r).register(registry))).increment();
     }
 

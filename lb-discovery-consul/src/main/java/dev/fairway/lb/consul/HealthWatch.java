@@ -1,22 +1,18 @@
 package dev.fairway.lb.consul;
 
+import static dev.fairway.lb.consul.WatchSteps.firstLine;
+import static dev.fairway.lb.consul.WatchSteps.parseLong;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fairway.lb.Target;
-import dev.fairway.lb.internal.Failures;
+import dev.fairway.lb.internal.Targets;
 import java.lang.System.Logger.Level;
-import java.net.URLEncoder;
-import java.net.http.HttpConnectTimeoutException;
-import java.net.http.HttpTimeoutException;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Executor;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -31,7 +27,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <ul>
  *   <li>A good reply is mapped and handed to the {@link Sink}; the next query blocks on its
- *       {@code X-Consul-Index} at once, subject to the {@link TokenBucket}.
+ *       {@code X-Consul-Index}: at once after a new list, held back after the same list under a new
+ *       index or while changes churn too fast (the {@link WakeupLimiter} decides, and says why).
  *   <li>Any failure (transport error, status other than 200, a missing, zero or non-numeric index, a
  *       body that is not a JSON array) keeps the last list, is counted with a reason, and waits a
  *       {@link Backoff} delay; the next query is a fresh, non-blocking read (index 0).
@@ -53,28 +50,15 @@ final class HealthWatch {
   private static final System.Logger LOG = System.getLogger(ConsulTargetSource.class.getName());
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  /** Where steps run. {@link #execute} hops without waiting; {@link #schedule} waits first. */
-  interface Scheduler extends Executor {
-    /** Runs {@code task} after {@code delayNanos}; cancelling the result drops it. */
-    Future<?> schedule(Runnable task, long delayNanos);
-  }
-
   /** Receives every good list (the source compares and publishes) and each target's node name, by id. */
   interface Sink {
     void accept(List<Target> targets, Map<String, String> nodes);
   }
 
-  /** What one source asks Consul; immutable. Null fields are left out of the query. */
-  record Query(String service, boolean passingOnly, List<String> tags, @Nullable String datacenter,
-      @Nullable String filter, List<String> nodeMeta, @Nullable String namespace, @Nullable String partition,
-      @Nullable String peer, boolean cached, @Nullable Duration maxStale, Duration waitTime) {}
-
-  private final Query query;
-  private final String goWait;
-  private final Duration timeout;
+  private final HealthQuery query;
   private final LongSupplier ticker;
   private final HealthMapper mapper;
-  private final TokenBucket bucket;
+  private final WakeupLimiter limiter;
   private final Backoff backoff;
   private final DiscoveryMetrics metrics;
   private final Sink sink;
@@ -91,15 +75,15 @@ final class HealthWatch {
   private boolean leaderUnknown;
   private boolean aclWarned;
   private int targetCount;
+  private @Nullable List<Target> lastList; // null until the first good list
+  private long sentNanos;
 
-  HealthWatch(Query query, ConsulHttp http, Scheduler scheduler, LongSupplier ticker, HealthMapper mapper,
-      TokenBucket bucket, Backoff backoff, DiscoveryMetrics metrics, Sink sink) {
+  HealthWatch(HealthQuery query, ConsulHttp http, WatchSteps.Scheduler scheduler, LongSupplier ticker,
+      HealthMapper mapper, WakeupLimiter limiter, Backoff backoff, DiscoveryMetrics metrics, Sink sink) {
     this.query = query;
-    this.goWait = goDuration(query.waitTime());
-    this.timeout = readTimeout(query.waitTime());
     this.ticker = ticker;
     this.mapper = mapper;
-    this.bucket = bucket;
+    this.limiter = limiter;
     this.backoff = backoff;
     this.metrics = metrics;
     this.sink = sink;
@@ -108,7 +92,7 @@ final class HealthWatch {
   }
 
   void start() {
-    steps.execute(this::attempt);
+    steps.execute(this::send);
   }
 
   /** Stops the loop: drops the waiting step and cancels the query in flight. Idempotent, any thread. */
@@ -123,18 +107,33 @@ final class HealthWatch {
   // ---------------------------------------------------------------------------------------------
   // Steps
 
-  /** Takes a token from the bucket, then sends (now, or after the bucket's wait). */
-  private void attempt() {
-    long wait = bucket.reserveNanos();
+  private void send() {
+    sentNanos = ticker.getAsLong();
+    steps.send(query.pathAndQuery(index, consistentOnce), query.timeout(), this::onReply, this::fail);
+  }
+
+  /** Sends the next query after what the limiter decides for a reply that did or did not change the list. */
+  private void next(boolean changed) {
+    long wait = limiter.afterReply(changed, sentNanos);
+    switch (limiter.verdict()) {
+      case STARTS_POLLING -> LOG.log(Level.WARNING, "{0}: the instance list changes faster than {1} times at once"
+              + " and then {2} a second (a flapping check?); polling every {3} s until it is quiet",
+          query.service(), WakeupLimiter.CHANGE_BURST, 1_000 / WakeupLimiter.CHANGE_REFILL.toMillis(),
+          WakeupLimiter.FLAP_POLL.toSeconds());
+      case ENDS_POLLING -> LOG.log(Level.INFO, "{0}: the instance list is quiet again; blocking queries again",
+          query.service());
+      default -> { }
+    }
+    if (limiter.polling()) {
+      metrics.throttled("flapping");
+    } else if (wait > 0) {
+      metrics.throttled("unchanged");
+    }
     if (wait > 0) {
       steps.schedule(this::send, wait);
     } else {
       send();
     }
-  }
-
-  private void send() {
-    steps.send(pathAndQuery(index, consistentOnce), timeout, this::onReply, this::fail);
   }
 
   private void onReply(ConsulHttp.Reply reply) {
@@ -167,6 +166,7 @@ final class HealthWatch {
     }
     boolean backwards = Long.compareUnsigned(next, index) < 0;
     boolean filtered = "true".equalsIgnoreCase(reply.header("X-Consul-Results-Filtered-By-ACLs"));
+    boolean changed = false;
     if (filtered && body.isEmpty()) {
       aclFiltered();
     } else {
@@ -177,7 +177,7 @@ final class HealthWatch {
       } else if (!filtered) {
         aclWarned = false;
       }
-      accept(body, ageNanos(reply));
+      changed = accept(body, ageNanos(reply));
     }
     checkLeader(reply);
     if (errorsSinceSuccess > 0) {
@@ -191,12 +191,12 @@ final class HealthWatch {
           query.service(), Long.toUnsignedString(index), Long.toUnsignedString(next));
       index = 0;
       metrics.error("index_backwards");
-      steps.schedule(this::attempt, backoff.nextDelayNanos());
+      steps.schedule(this::send, backoff.nextDelayNanos());
       return;
     }
     index = next;
     backoff.reset();
-    attempt();
+    next(changed);
   }
 
   /** A stale reply beyond {@code maxStale}: asks the leader once instead. True if the reply is not used. */
@@ -213,7 +213,7 @@ final class HealthWatch {
         query.service(), lastContactMs, query.maxStale().toMillis());
     metrics.error("too_stale");
     consistentOnce = true;
-    attempt();
+    next(false);
     return true;
   }
 
@@ -227,13 +227,19 @@ final class HealthWatch {
     }
   }
 
-  /** Maps and hands on one good reply; {@code ageNanos} is how old the agent cache says it is. */
-  private void accept(JsonNode body, long ageNanos) {
+  /**
+   * Maps and hands on one good reply; {@code ageNanos} is how old the agent cache says it is. True if
+   * its list differs from the last one (ids, addresses, weights, zones, health, metadata).
+   */
+  private boolean accept(JsonNode body, long ageNanos) {
     HealthMapper.Mapped mapped = mapper.map(body);
     reportSkips(mapped.skipped());
     lastSuccessNanos = ticker.getAsLong() - ageNanos;
     targetCount = mapped.targets().size();
+    List<Target> previous = lastList;
+    lastList = mapped.targets();
     sink.accept(mapped.targets(), mapped.nodes());
+    return previous == null || !Targets.sameTargets(previous, mapped.targets());
   }
 
   private long ageNanos(ConsulHttp.Reply reply) {
@@ -279,7 +285,7 @@ final class HealthWatch {
     consistentOnce = false;
     errorsSinceSuccess++;
     long delay = backoff.nextDelayNanos();
-    steps.schedule(this::attempt, delay);
+    steps.schedule(this::send, delay);
     metrics.error(reason);
     Level level = reason.equals(lastErrorReason) ? Level.DEBUG : Level.WARNING;
     LOG.log(level, "{0}: Consul query failed ({1}: {2}); keeping {3} target(s), retrying in {4} ms",
@@ -293,140 +299,11 @@ final class HealthWatch {
       steps.cancel();
       index = 0;
       errorsSinceSuccess++;
-      steps.schedule(this::attempt, backoff.nextDelayNanos());
+      steps.schedule(this::send, backoff.nextDelayNanos());
       LOG.log(Level.ERROR, query.service() + ": unexpected failure in the Consul watch; backing off", t);
       metrics.error("unexpected");
     } catch (RuntimeException again) {
       LOG.log(Level.ERROR, query.service() + ": the Consul watch could not recover from a failure", again);
-    }
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // The query
-
-  String pathAndQuery(long blockOn, boolean consistent) {
-    StringBuilder q = new StringBuilder("/v1/health/service/").append(encode(query.service()).replace("+", "%20"));
-    Params p = new Params(q);
-    if (query.passingOnly()) {
-      p.flag("passing");
-    }
-    for (String t : query.tags()) {
-      p.add("tag", t);
-    }
-    p.add("dc", query.datacenter());
-    p.add("filter", query.filter());
-    for (String m : query.nodeMeta()) {
-      p.add("node-meta", m);
-    }
-    p.add("ns", query.namespace());
-    p.add("partition", query.partition());
-    p.add("peer", query.peer());
-    if (query.cached()) {
-      p.flag("cached");
-    }
-    if (query.maxStale() != null && !consistent) {
-      p.flag("stale");
-    }
-    if (blockOn != 0) {
-      p.add("index", Long.toUnsignedString(blockOn));
-      p.add("wait", goWait);
-    }
-    return q.toString();
-  }
-
-  /** Appends {@code ?a=b&c} pairs. */
-  private static final class Params {
-    private final StringBuilder q;
-    private boolean first = true;
-
-    Params(StringBuilder q) {
-      this.q = q;
-    }
-
-    void flag(String name) {
-      q.append(first ? '?' : '&').append(name);
-      first = false;
-    }
-
-    /** Appends {@code name=value}, or nothing when {@code value} is null. */
-    void add(String name, @Nullable String value) {
-      if (value != null) {
-        flag(name);
-        q.append('=').append(encode(value));
-      }
-    }
-  }
-
-  private static String encode(String s) {
-    return URLEncoder.encode(s, StandardCharsets.UTF_8);
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Small pure helpers
-
-  /** A Go duration string for Consul's {@code wait}: {@code 5m}, {@code 30s} or {@code 1500ms}. */
-  static String goDuration(Duration d) {
-    long ms = d.toMillis();
-    if (ms % 60_000 == 0) {
-      return ms / 60_000 + "m";
-    }
-    if (ms % 1_000 == 0) {
-      return ms / 1_000 + "s";
-    }
-    return ms + "ms";
-  }
-
-  /** Above Consul's longest answer time: wait, plus up to wait/16 of jitter, plus a margin. */
-  static Duration readTimeout(Duration wait) {
-    long waitMs = wait.toMillis();
-    long margin = Math.min(30_000, Math.max(1_000, waitMs / 10));
-    return Duration.ofMillis(waitMs + waitMs / 16 + margin);
-  }
-
-  /** The metric reason of a transport failure, from Fairway's one failure classification. */
-  static String reason(Throwable e) {
-    for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
-      if (c instanceof HttpConnectTimeoutException) {
-        return "connect";
-      }
-      if (c instanceof HttpTimeoutException) {
-        return "timeout";
-      }
-    }
-    return switch (Failures.classify(e)) {
-      case CONNECT -> "connect";
-      case TLS_HANDSHAKE -> "tls";
-      case CERTIFICATE -> "certificate";
-      case TIMEOUT -> "timeout";
-      case IO -> "io";
-      default -> "unexpected";
-    };
-  }
-
-  static String describe(Throwable e) {
-    Throwable root = e;
-    for (int i = 0; i < 8 && root.getCause() != null && root.getCause() != root; i++) {
-      root = root.getCause();
-    }
-    return firstLine(root == e ? String.valueOf(e) : e + " / " + root);
-  }
-
-  private static String firstLine(@Nullable String s) {
-    if (s == null) {
-      return "";
-    }
-    String m = s.replaceAll("\\s+", " ").trim();
-    return m.length() > 200 ? m.substring(0, 200) + "..." : m;
-  }
-
-  private static long parseLong(@Nullable String s, long otherwise) {
-    if (s == null) {
-      return otherwise;
-    }
-    try {
-      return Long.parseLong(s.trim());
-    } catch (NumberFormatException e) {
-      return otherwise;
     }
   }
 

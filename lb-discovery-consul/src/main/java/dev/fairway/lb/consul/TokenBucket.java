@@ -30,16 +30,30 @@ final class TokenBucket {
     this.lastRefill = ticker.getAsLong();
   }
 
+  /** Takes one token if one is there (no debt); false, and nothing taken, otherwise. */
+  boolean tryAcquire() {
+    refill();
+    if (credit < refillNanos) {
+      return false;
+    }
+    credit -= refillNanos;
+    return true;
+  }
+
   /**
    * Takes one token and returns how long to wait before using it: 0 if one was available. Credit may
    * go into debt, so consecutive calls return growing waits that honour the rate.
    */
   long reserveNanos() {
+    refill();
+    credit -= refillNanos;
+    return credit >= 0 ? 0 : -credit;
+  }
+
+  private void refill() {
     long now = ticker.getAsLong();
     long elapsed = Math.max(0, now - lastRefill);
     credit = credit + Math.min(elapsed, capacityNanos - Math.min(credit, capacityNanos));
     lastRefill = now;
-    credit -= refillNanos;
-    return credit >= 0 ? 0 : -credit;
   }
 }

@@ -1,8 +1,12 @@
 package dev.fairway.lb.consul;
 
+import dev.fairway.lb.internal.Failures;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -11,19 +15,26 @@ import org.jspecify.annotations.Nullable;
  * The step machinery a watch loop runs on ({@link HealthWatch}, {@link CoordinateWatch}): at most one
  * request in flight and one step waiting, every step run under a guard that hands whatever it throws to
  * the owner, and a {@link #close()} that drops both. No thread of its own: steps run on the
- * {@link HealthWatch.Scheduler}.
+ * {@link Scheduler}. Also the small pure readings both watches share: a reply's index, a failure's
+ * metric reason and its one-line description.
  *
  * <p>Thread-safety: steps run one at a time on the scheduler; {@link #close()} may be called from any
  * thread.
  */
 final class WatchSteps {
+  /** Where steps run. {@link #execute} hops without waiting; {@link #schedule} waits first. */
+  interface Scheduler extends Executor {
+    /** Runs {@code task} after {@code delayNanos}; cancelling the result drops it. */
+    Future<?> schedule(Runnable task, long delayNanos);
+  }
+
   /** What the owner does with a failed request: a metric reason and a one-line detail. */
   interface Failure {
     void fail(String reason, String detail);
   }
 
   private final ConsulHttp http;
-  private final HealthWatch.Scheduler scheduler;
+  private final Scheduler scheduler;
   private final Consumer<Throwable> unexpected;
 
   private volatile boolean closed;
@@ -31,7 +42,7 @@ final class WatchSteps {
   private volatile @Nullable CompletableFuture<ConsulHttp.Reply> inFlight;
 
   /** {@code unexpected} hears anything a step throws; it must not throw itself. */
-  WatchSteps(ConsulHttp http, HealthWatch.Scheduler scheduler, Consumer<Throwable> unexpected) {
+  WatchSteps(ConsulHttp http, Scheduler scheduler, Consumer<Throwable> unexpected) {
     this.http = http;
     this.scheduler = scheduler;
     this.unexpected = unexpected;
@@ -89,7 +100,7 @@ final class WatchSteps {
       if (failure != null) {
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null
             ? failure.getCause() : failure;
-        onFailure.fail(HealthWatch.reason(cause), HealthWatch.describe(cause));
+        onFailure.fail(reason(cause), describe(cause));
       } else {
         onReply.accept(reply);
       }
@@ -126,6 +137,55 @@ final class WatchSteps {
       if (t instanceof VirtualMachineError fatal) {
         throw fatal;
       }
+    }
+  }
+
+  /** The metric reason of a transport failure, from Fairway's one failure classification. */
+  static String reason(Throwable e) {
+    for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof HttpConnectTimeoutException) {
+        return "connect";
+      }
+      if (c instanceof HttpTimeoutException) {
+        return "timeout";
+      }
+    }
+    return switch (Failures.classify(e)) {
+      case CONNECT -> "connect";
+      case TLS_HANDSHAKE -> "tls";
+      case CERTIFICATE -> "certificate";
+      case TIMEOUT -> "timeout";
+      case IO -> "io";
+      default -> "unexpected";
+    };
+  }
+
+  /** The failure and its root cause, on one line of at most 200 characters. */
+  static String describe(Throwable e) {
+    Throwable root = e;
+    for (int i = 0; i < 8 && root.getCause() != null && root.getCause() != root; i++) {
+      root = root.getCause();
+    }
+    return firstLine(root == e ? String.valueOf(e) : e + " / " + root);
+  }
+
+  /** {@code s} on one line, cut at 200 characters; "" for null. */
+  static String firstLine(@Nullable String s) {
+    if (s == null) {
+      return "";
+    }
+    String m = s.replaceAll("\\s+", " ").trim();
+    return m.length() > 200 ? m.substring(0, 200) + "..." : m;
+  }
+
+  static long parseLong(@Nullable String s, long otherwise) {
+    if (s == null) {
+      return otherwise;
+    }
+    try {
+      return Long.parseLong(s.trim());
+    } catch (NumberFormatException e) {
+      return otherwise;
     }
   }
 }

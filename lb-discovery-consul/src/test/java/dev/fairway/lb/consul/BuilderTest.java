@@ -26,11 +26,11 @@ class BuilderTest {
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> ConsulTargetSource.builder("s").consulUrl("http://x:8500/v1"))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThat(ConsulDiscovery.normalizeUrl("consulUrl", "127.0.0.1:8500", false)).isEqualTo("http://127.0.0.1:8500");
-    assertThat(ConsulDiscovery.normalizeUrl("consulUrl", "127.0.0.1:8500", true)).isEqualTo("https://127.0.0.1:8500");
-    assertThat(ConsulDiscovery.normalizeUrl("consulUrl", "HTTPS://consul.internal:8501/", false))
+    assertThat(AgentSettings.normalizeUrl("consulUrl", "127.0.0.1:8500", false)).isEqualTo("http://127.0.0.1:8500");
+    assertThat(AgentSettings.normalizeUrl("consulUrl", "127.0.0.1:8500", true)).isEqualTo("https://127.0.0.1:8500");
+    assertThat(AgentSettings.normalizeUrl("consulUrl", "HTTPS://consul.internal:8501/", false))
         .isEqualTo("https://consul.internal:8501");
-    assertThat(ConsulDiscovery.normalizeUrl("consulUrl", "http://[::1]:8500", false)).isEqualTo("http://[::1]:8500");
+    assertThat(AgentSettings.normalizeUrl("consulUrl", "http://[::1]:8500", false)).isEqualTo("http://[::1]:8500");
   }
 
   @Test

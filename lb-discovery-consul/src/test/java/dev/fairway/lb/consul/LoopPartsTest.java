@@ -88,23 +88,23 @@ class LoopPartsTest {
 
   @Test
   void goDuration_andReadTimeout() {
-    assertThat(HealthWatch.goDuration(Duration.ofMinutes(5))).isEqualTo("5m");
-    assertThat(HealthWatch.goDuration(Duration.ofSeconds(90))).isEqualTo("90s");
-    assertThat(HealthWatch.goDuration(Duration.ofMillis(1500))).isEqualTo("1500ms");
+    assertThat(HealthQuery.goDuration(Duration.ofMinutes(5))).isEqualTo("5m");
+    assertThat(HealthQuery.goDuration(Duration.ofSeconds(90))).isEqualTo("90s");
+    assertThat(HealthQuery.goDuration(Duration.ofMillis(1500))).isEqualTo("1500ms");
     // wait + wait/16 + margin (wait/10, 1 s..30 s)
-    assertThat(HealthWatch.readTimeout(Duration.ofMinutes(5))).isEqualTo(Duration.ofMillis(300_000 + 18_750 + 30_000));
-    assertThat(HealthWatch.readTimeout(Duration.ofSeconds(2))).isEqualTo(Duration.ofMillis(2_000 + 125 + 1_000));
-    assertThat(HealthWatch.readTimeout(Duration.ofMinutes(10))).isEqualTo(Duration.ofMillis(600_000 + 37_500 + 30_000));
+    assertThat(HealthQuery.readTimeout(Duration.ofMinutes(5))).isEqualTo(Duration.ofMillis(300_000 + 18_750 + 30_000));
+    assertThat(HealthQuery.readTimeout(Duration.ofSeconds(2))).isEqualTo(Duration.ofMillis(2_000 + 125 + 1_000));
+    assertThat(HealthQuery.readTimeout(Duration.ofMinutes(10))).isEqualTo(Duration.ofMillis(600_000 + 37_500 + 30_000));
   }
 
   @Test
   void errorReasons_comeFromTheOneFailureClassification() {
-    assertThat(HealthWatch.reason(new ConnectException("refused"))).isEqualTo("connect");
-    assertThat(HealthWatch.reason(new HttpConnectTimeoutException("HTTP connect timed out"))).isEqualTo("connect");
-    assertThat(HealthWatch.reason(new HttpTimeoutException("request timed out"))).isEqualTo("timeout");
-    assertThat(HealthWatch.reason(new SocketTimeoutException("Read timed out"))).isEqualTo("timeout");
-    assertThat(HealthWatch.reason(new IOException("unexpected end of stream"))).isEqualTo("io");
-    assertThat(HealthWatch.reason(new SSLHandshakeException("Remote host terminated the handshake"))).isEqualTo("tls");
-    assertThat(HealthWatch.reason(new IllegalStateException("?"))).isEqualTo("unexpected");
+    assertThat(WatchSteps.reason(new ConnectException("refused"))).isEqualTo("connect");
+    assertThat(WatchSteps.reason(new HttpConnectTimeoutException("HTTP connect timed out"))).isEqualTo("connect");
+    assertThat(WatchSteps.reason(new HttpTimeoutException("request timed out"))).isEqualTo("timeout");
+    assertThat(WatchSteps.reason(new SocketTimeoutException("Read timed out"))).isEqualTo("timeout");
+    assertThat(WatchSteps.reason(new IOException("unexpected end of stream"))).isEqualTo("io");
+    assertThat(WatchSteps.reason(new SSLHandshakeException("Remote host terminated the handshake"))).isEqualTo("tls");
+    assertThat(WatchSteps.reason(new IllegalStateException("?"))).isEqualTo("unexpected");
   }
 }

@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
  * clock to its due time first. Every requested wait is recorded in order ({@link #waitsMillis()}).
  * Single-threaded, like the loop it drives.
  */
-final class ManualScheduler implements HealthWatch.Scheduler {
+final class ManualScheduler implements WatchSteps.Scheduler {
   private final PriorityQueue<Step> queue =
       new PriorityQueue<>(java.util.Comparator.comparingLong((Step s) -> s.at).thenComparingLong(s -> s.seq));
   private final List<Long> waits = new ArrayList<>();
@@ -49,6 +49,17 @@ final class ManualScheduler implements HealthWatch.Scheduler {
     }
     now = Math.max(now, s.at);
     s.task.run();
+  }
+
+  /** When the next step is due, or {@code Long.MAX_VALUE} if nothing waits. */
+  long nextDueNanos() {
+    Step s = queue.peek();
+    return s == null ? Long.MAX_VALUE : s.at;
+  }
+
+  /** Moves the clock forward to {@code nanos} without running anything. */
+  void advanceTo(long nanos) {
+    now = Math.max(now, nanos);
   }
 
   /** Steps waiting (cancelled ones are gone). */

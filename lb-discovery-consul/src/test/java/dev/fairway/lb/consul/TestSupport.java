@@ -39,6 +39,14 @@ final class TestSupport {
     return new ConsulDiscovery(agent, http, scheduler, scheduler::nanoTime, () -> 0.5);
   }
 
+  /** A plain GET (no token), for tests that read the fake's replies as they are; fails on any error. */
+  static String httpGet(String url) throws Exception {
+    java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+        java.net.http.HttpRequest.newBuilder(java.net.URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
+        java.net.http.HttpResponse.BodyHandlers.ofString());
+    return r.body();
+  }
+
   /** Polls every 5 ms until the condition holds; fails after {@code max}. Returns the elapsed time. */
   static Duration await(Duration max, String what, BooleanSupplier condition) {
     long start = System.nanoTime();

@@ -96,7 +96,7 @@ class WatchLoopTest {
   // ---------------------------------------------------------------------------------------------
 
   @Test
-  void blockingLoop_freshReadThenBlocksOnEachIndex_andTheDefaultBucketPollsEvery15sUnderChurn() {
+  void blockingLoop_changesGoOutAtOnce_andTheDefaultBucketHoldsSameListWakeUpsTo15s() {
     ConsulTargetSource s = discovery().source("orders").closeness(false).meterRegistry(registry).build();
 
     assertThat(http.paths()).containsExactly(BASE);
@@ -106,24 +106,38 @@ class WatchLoopTest {
     assertThat(s.whenReady()).isCompleted();
     assertThat(http.paths()).containsExactly(BASE, BASE + "?index=10&wait=5m");
 
-    http.ok(11, list(O1, O2)); // the bucket's burst of 2 is spent: the third query waits 15 s
-    assertThat(ids(s)).containsExactly("o1@n1", "o2@n2");
-    assertThat(http.count()).isEqualTo(2);
+    http.ok(11, list(O1, O2)); // a change: the next query at once
+    http.ok(12, list(O1, O2, O3));
+    assertThat(ids(s)).containsExactly("o1@n1", "o2@n2", "o3@n3");
+    assertThat(http.paths()).hasSize(4).endsWith(BASE + "?index=12&wait=5m");
+    assertThat(scheduler.waitsMillis()).isEmpty();
+
+    http.ok(13, list(O1, O2, O3)); // the same list under a new index: the burst of 2 ...
+    http.ok(14, list(O3, O2, O1)); // (order ignored: still the same list)
+    assertThat(http.paths()).hasSize(6).endsWith(BASE + "?index=14&wait=5m");
+    http.ok(15, list(O1, O2, O3)); // ... is spent: the next query waits 15 s
+    assertThat(http.count()).isEqualTo(6);
     assertThat(scheduler.waitsMillis()).containsExactly(15_000L);
 
     scheduler.runNext();
-    assertThat(http.last().pathAndQuery()).isEqualTo(BASE + "?index=11&wait=5m");
-    http.ok(12, list(O1, O2));
-    assertThat(scheduler.waitsMillis()).as("churn degrades into polling every 15 s").containsExactly(15_000L, 15_000L);
+    assertThat(http.last().pathAndQuery()).isEqualTo(BASE + "?index=15&wait=5m");
+    http.ok(16, list(O1, O2, O3));
+    assertThat(scheduler.waitsMillis()).as("a hot index degrades into polling every 15 s")
+        .containsExactly(15_000L, 15_000L);
     scheduler.runNext();
+    http.ok(17, list(O1, O2)); // a change while the bucket is empty: not held back
+    assertThat(http.paths()).hasSize(9).endsWith(BASE + "?index=17&wait=5m");
+    assertThat(scheduler.waitsMillis()).hasSize(2);
 
     scheduler.advance(Duration.ofMinutes(1).toNanos()); // a quiet minute refills the burst, not beyond
-    http.ok(13, list(O1, O2));
-    http.ok(14, list(O1, O2, O3));
-    assertThat(http.paths()).hasSize(6).endsWith(BASE + "?index=14&wait=5m");
-    http.ok(15, list(O1, O2, O3));
+    http.ok(18, list(O1, O2));
+    http.ok(19, list(O1, O2));
+    assertThat(http.paths()).hasSize(11).endsWith(BASE + "?index=19&wait=5m");
+    http.ok(20, list(O1, O2));
     assertThat(scheduler.waitsMillis()).containsExactly(15_000L, 15_000L, 15_000L);
-    assertThat(registry.get("fairway.discovery.updates").counter().count()).isEqualTo(3.0);
+    assertThat(registry.get("fairway.discovery.updates").counter().count()).isEqualTo(4.0);
+    assertThat(registry.get("fairway.discovery.throttled").tag("reason", "unchanged").counter().count())
+        .isEqualTo(3.0);
     assertThat(registry.find("fairway.discovery.errors").counters()).isEmpty();
   }
 

@@ -2,6 +2,7 @@ package dev.fairway.samples.lab;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -49,6 +50,8 @@ public final class Lab {
       out.println("(quick profile; --time-scale 1.0 --duration 30s reproduces the article's wall clock)");
     }
     List<RunResult> results = run();
+    List<RollingRun.Result> rolling = options.scenarios().contains(Scenario.ROLLING)
+        ? RollingLab.run(options, progress) : List.of();
     out.println();
     for (Scenario scenario : options.scenarios()) {
       List<RunResult> rows = rowsOf(results, scenario);
@@ -56,11 +59,19 @@ public final class Lab {
         out.println(ResultTables.table(scenario, rows, options));
       }
     }
-    if (options.csv != null) {
+    if (!rolling.isEmpty()) {
+      out.println(RollingLab.table(rolling, options));
+      if (options.csv != null) {
+        Path file = RollingLab.csvFile(options.csv, options);
+        RollingLab.writeCsv(file, rolling, options);
+        out.println("CSV (rolling): " + file.toAbsolutePath());
+      }
+    }
+    if (options.csv != null && !results.isEmpty()) {
       ResultTables.writeCsv(options.csv, results);
       out.println("CSV: " + options.csv.toAbsolutePath());
     }
-    if (options.report != null) {
+    if (options.report != null && !results.isEmpty()) {
       HtmlReport.write(options.report, results, options);
       out.println("Report: " + options.report.toAbsolutePath());
     }
@@ -75,13 +86,17 @@ public final class Lab {
     FAIRWAY_LOG.setLevel(Level.SEVERE);
     try {
       List<RunResult> results = new ArrayList<>();
-      int total = options.scenarios().size() * options.strategies().size();
+      int total = (int) options.scenarios().stream().filter(sc -> sc != Scenario.ROLLING).count()
+          * options.strategies().size();
       double planned = plannedSeconds(options);
       boolean console = System.console() != null;
       warmUpJvm();
       long started = System.nanoTime();
       int index = 0;
       for (Scenario scenario : options.scenarios()) {
+        if (scenario == Scenario.ROLLING) {
+          continue; // its own runs and table: RollingLab
+        }
         for (String strategy : options.strategies()) {
           index++;
           Progress line = new Progress(scenario, strategy, index, total, started, planned, console);
@@ -109,6 +124,9 @@ public final class Lab {
     double perRun = options.warmUp().toNanos() / 1e9 + options.duration().toNanos() / 1e9 + 0.7;
     double planned = 0;
     for (Scenario scenario : options.scenarios()) {
+      if (scenario == Scenario.ROLLING) {
+        continue; // not a scenario x strategy run
+      }
       double run = perRun + SECONDS_PER_CLIENT * (options.clients(scenario) - 1);
       if (scenario == Scenario.RECOVERY) {
         run += options.duration().toNanos() / 1e9 / 4;

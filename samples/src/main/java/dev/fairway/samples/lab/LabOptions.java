@@ -143,8 +143,8 @@ public final class LabOptions {
     return String.join(
         "\n",
         "usage: java -jar fairway-samples.jar lab [options]",
-        "  --scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|liar|all   (default all:",
-        "                       every scenario but zones, jitter and liar, which run only when named)",
+        "  --scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|liar|rolling|all",
+        "                       (default all: every scenario but zones, jitter, liar and rolling, which run only when named)",
         "  --strategies all|NAME,NAME...   NAME is a Strategy.name(): " + String.join(", ", ALL_STRATEGIES),
         "  --duration 30s       measured window per run, after warm-up (units ms, s, m; default 30s)",
         "  --time-scale 1.0     multiplies every service time (0.1 turns 50 ms into 5 ms; default 1.0)",

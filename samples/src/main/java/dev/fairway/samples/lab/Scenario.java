@@ -57,7 +57,14 @@ public enum Scenario {
    * misconfigured or compromised instance. Compare with {@code steady --load-reports}, the same run
    * with every backend honest. Not in the default run: name it ({@code --scenario liar}).
    */
-  LIAR(100, 1, "100 users, backend-4 always reports idle (utilization 0.000001, rif 1)");
+  LIAR(100, 1, "100 users, backend-4 always reports idle (utilization 0.000001, rif 1)"),
+  /**
+   * A rolling deploy with graceful drain ({@link RollingRun}): 20 users send GET and POST; each backend
+   * in turn leaves discovery, keeps serving for a drain period, stops, starts a second later and
+   * rejoins. One row per drain, longer and shorter than discovery's propagation delay. Not in the
+   * default run: name it ({@code --scenario rolling}).
+   */
+  ROLLING(RollingRun.USERS, 1, "20 users, GET and POST; backends drained, stopped and restarted in turn");
 
   /** The backend (0-based) that lies about its load in {@link #LIAR}: the slowest. */
   static final int LIAR_BACKEND = 3;
@@ -122,11 +129,11 @@ public enum Scenario {
 
   /**
    * Whether {@code lab} with no {@code --scenario} (or {@code --scenario all}) runs it: all but
-   * {@link #ZONES}, {@link #JITTER} and {@link #LIAR}, which are about one feature each and run only when named, so
+   * {@link #ZONES}, {@link #JITTER}, {@link #LIAR} and {@link #ROLLING}, which are about one feature each and run only when named, so
    * the default run stays near four minutes.
    */
   boolean inDefaultRun() {
-    return this != JITTER && this != ZONES && this != LIAR;
+    return this != JITTER && this != ZONES && this != LIAR && this != ROLLING;
   }
 
   /** The scenarios of the default run, in order. */
@@ -197,6 +204,6 @@ public enum Scenario {
         return s;
       }
     }
-    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail, zones, jitter, liar or all)");
+    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail, zones, jitter, liar, rolling or all)");
   }
 }

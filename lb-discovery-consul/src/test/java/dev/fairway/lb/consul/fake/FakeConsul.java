@@ -129,6 +129,16 @@ public final class FakeConsul implements Closeable {
     }
   }
 
+  private final List<String> serverNames = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  /**
+   * For a TLS fake: the SNI host names each request's handshake asked for, comma-separated ("" when the
+   * client sent none), in arrival order.
+   */
+  public List<String> handshakeServerNames() {
+    return List.copyOf(serverNames);
+  }
+
   /** {@code http://127.0.0.1:<port>}, or {@code https://} for a TLS fake. */
   public String url() {
     return (tls == null ? "http" : "https") + "://127.0.0.1:" + port;
@@ -213,25 +223,71 @@ public final class FakeConsul implements Closeable {
     }
   }
 
-  /** Puts instance {@code serviceId} into or out of maintenance (a critical {@code _service_maintenance} check). */
+  /**
+   * Puts instance {@code serviceId} into or out of maintenance, as {@code consul maint -enable
+   * -service=<id>} does: a critical check {@code _service_maintenance:<id>} of type
+   * {@code maintenance} with the agent's default reason in its notes.
+   */
   public void maintenance(String service, String serviceId, boolean on) {
     synchronized (lock) {
       for (ObjectNode e : services.getOrDefault(service, Map.of()).values()) {
         if (e.path("Service").path("ID").asText().equals(serviceId)) {
-          ArrayNode checks = (ArrayNode) e.get("Checks");
-          String checkId = "_service_maintenance:" + serviceId;
-          for (int i = checks.size() - 1; i >= 0; i--) {
-            if (checks.get(i).path("CheckID").asText().equals(checkId)) {
-              checks.remove(i);
-            }
-          }
-          if (on) {
-            checks.add(Instance.check(e.path("Node").path("Node").asText(), checkId, "Service Maintenance Mode",
-                "critical", serviceId, service, List.of()));
-          }
+          String node = e.path("Node").path("Node").asText();
+          setCheck(e, "_service_maintenance:" + serviceId, on ? maintenanceCheck(node, "_service_maintenance:"
+              + serviceId, "Service Maintenance Mode", SERVICE_MAINT_REASON, serviceId, service) : null);
         }
       }
       changed(service);
+    }
+  }
+
+  /**
+   * Puts a whole node into or out of maintenance, as {@code consul maint -enable} on its agent does: a
+   * node check {@code _node_maintenance} (no service id), which Consul lists with every instance on
+   * that node, of every service.
+   */
+  public void nodeMaintenance(String node, boolean on) {
+    synchronized (lock) {
+      for (Map.Entry<String, Map<String, ObjectNode>> byService : services.entrySet()) {
+        boolean touched = false;
+        for (ObjectNode e : byService.getValue().values()) {
+          if (e.path("Node").path("Node").asText().equals(node)) {
+            setCheck(e, "_node_maintenance", on ? maintenanceCheck(node, "_node_maintenance", "Node Maintenance Mode",
+                NODE_MAINT_REASON, "", "") : null);
+            touched = true;
+          }
+        }
+        if (touched) {
+          changed(byService.getKey());
+        }
+      }
+    }
+  }
+
+  // The agent's own words when `consul maint` is given no -reason (agent/agent.go).
+  private static final String SERVICE_MAINT_REASON =
+      "Maintenance mode is enabled for this service, but no reason was provided. This is a default message.";
+  private static final String NODE_MAINT_REASON =
+      "Maintenance mode is enabled for this node, but no reason was provided. This is a default message.";
+
+  private static ObjectNode maintenanceCheck(String node, String checkId, String name, String notes, String serviceId,
+      String serviceName) {
+    ObjectNode c = Instance.check(node, checkId, name, "critical", serviceId, serviceName, List.of());
+    c.put("Notes", notes);
+    c.put("Type", "maintenance");
+    return c;
+  }
+
+  /** Replaces the check {@code checkId} of entry {@code e} with {@code check}, or removes it when null. */
+  private static void setCheck(ObjectNode e, String checkId, @org.jspecify.annotations.Nullable ObjectNode check) {
+    ArrayNode checks = (ArrayNode) e.get("Checks");
+    for (int i = checks.size() - 1; i >= 0; i--) {
+      if (checks.get(i).path("CheckID").asText().equals(checkId)) {
+        checks.remove(i);
+      }
+    }
+    if (check != null) {
+      checks.add(check);
     }
   }
 
@@ -490,6 +546,9 @@ public final class FakeConsul implements Closeable {
       int slot;
       SeenRequest arrived = new SeenRequest(System.nanoTime(), request.getMethod(), request.getTarget(),
           request.getHeaders().get("X-Consul-Token"), 0);
+      if (request.getHandshake() != null) {
+        serverNames.add(String.join(",", request.getHandshakeServerNames()));
+      }
       synchronized (lock) {
         slot = requests.size();
         requests.add(arrived); // logged on arrival (status 0 while in flight) so rates count blocked requests
