@@ -1,0 +1,248 @@
+package dev.fairway.lb.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
+import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClient;
+import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
+import org.springframework.cloud.loadbalancer.core.ReactorLoadBalancer;
+import org.springframework.cloud.loadbalancer.core.RoundRobinLoadBalancer;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+
+/** The auto-configuration's conditions, back-offs and property checks, without a server. */
+class FairwayAutoConfigurationTest {
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(
+          FairwayAutoConfiguration.class,
+          FairwayLoadBalancerAutoConfiguration.class,
+          FairwayEndpointAutoConfiguration.class,
+          org.springframework.cloud.commons.util.UtilAutoConfiguration.class,
+          org.springframework.cloud.client.discovery.simple.SimpleDiscoveryClientAutoConfiguration.class,
+          org.springframework.cloud.client.discovery.composite.CompositeDiscoveryClientAutoConfiguration.class,
+          org.springframework.cloud.client.loadbalancer.LoadBalancerAutoConfiguration.class,
+          org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration.class,
+          org.springframework.cloud.loadbalancer.config.BlockingLoadBalancerClientAutoConfiguration.class))
+      .withPropertyValues("spring.cloud.discovery.client.simple.instances.orders[0].uri=http://127.0.0.1:8081",
+          "spring.cloud.discovery.client.simple.instances.payments[0].uri=http://127.0.0.1:8082");
+
+  private static Object balancerOf(org.springframework.context.ApplicationContext context,
+      String service) {
+    return context.getBean(LoadBalancerClientFactory.class).getInstance(service);
+  }
+
+  @Test
+  void everyClient_getsFairway_andItsLifecycle() {
+    runner.run(context -> {
+      assertThat(context).hasNotFailed().hasSingleBean(FairwayBalancers.class).hasSingleBean(FairwayEndpoint.class);
+      assertThat(balancerOf(context, "orders")).isInstanceOf(FairwayReactorLoadBalancer.class);
+      assertThat(balancerOf(context, "payments")).isInstanceOf(FairwayReactorLoadBalancer.class);
+      assertThat(context.getBean(LoadBalancerClientFactory.class).getInstances("orders", LoadBalancerLifecycle.class))
+          .hasValueSatisfying(new org.assertj.core.api.Condition<>(l -> l instanceof FairwayLoadBalancerLifecycle,
+              "a FairwayLoadBalancerLifecycle"));
+    });
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @LoadBalancerClient(name = "orders", configuration = RoundRobinForOrders.class)
+  static class UserClientConfiguration {}
+
+  /** A user's own balancer, as Spring Cloud LoadBalancer's documentation writes one (not component-scanned). */
+  static class RoundRobinForOrders {
+    @Bean
+    ReactorLoadBalancer<ServiceInstance> roundRobin(Environment environment, LoadBalancerClientFactory factory) {
+      String name = environment.getProperty(LoadBalancerClientFactory.PROPERTY_NAME);
+      return new RoundRobinLoadBalancer(factory.getLazyProvider(name, ServiceInstanceListSupplier.class), name);
+    }
+  }
+
+  @Test
+  void backsOff_forAClientWithItsOwnLoadBalancerClientConfiguration() {
+    runner.withUserConfiguration(UserClientConfiguration.class).run(context -> {
+      assertThat(balancerOf(context, "orders")).isInstanceOf(RoundRobinLoadBalancer.class);
+      assertThat(balancerOf(context, "payments")).isInstanceOf(FairwayReactorLoadBalancer.class);
+    });
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @LoadBalancerClients(defaultConfiguration = RoundRobinForOrders.class)
+  static class UserDefaultConfiguration {}
+
+  @Test
+  void backsOff_forAUsersOwnDefaultConfiguration() {
+    runner.withUserConfiguration(UserDefaultConfiguration.class).run(context -> {
+      assertThat(balancerOf(context, "orders")).isInstanceOf(RoundRobinLoadBalancer.class);
+      assertThat(balancerOf(context, "payments")).isInstanceOf(RoundRobinLoadBalancer.class);
+    });
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class UserBalancerBean {
+    @Bean
+    ReactorLoadBalancer<ServiceInstance> everyonesBalancer(LoadBalancerClientFactory factory) {
+      return new RoundRobinLoadBalancer(factory.getLazyProvider("orders", ServiceInstanceListSupplier.class), "orders");
+    }
+  }
+
+  @Test
+  void backsOff_forAUsersBalancerBeanInTheApplicationContext() {
+    runner.withUserConfiguration(UserBalancerBean.class).run(context -> {
+      assertThat(balancerOf(context, "orders")).isInstanceOf(RoundRobinLoadBalancer.class);
+    });
+  }
+
+  @Test
+  void switchedOff_leavesSpringsRoundRobin() {
+    runner.withPropertyValues("fairway.loadbalancer.enabled=false").run(context -> {
+      assertThat(context).hasNotFailed().hasSingleBean(FairwayBalancers.class);
+      assertThat(balancerOf(context, "orders")).isInstanceOf(RoundRobinLoadBalancer.class);
+    });
+    runner.withPropertyValues("fairway.enabled=false").run(context -> {
+      assertThat(context).hasNotFailed().doesNotHaveBean(FairwayBalancers.class).doesNotHaveBean(FairwayEndpoint.class);
+      assertThat(balancerOf(context, "orders")).isInstanceOf(RoundRobinLoadBalancer.class);
+    });
+  }
+
+  @Test
+  void withoutSpringCloudLoadBalancer_theClientPartStaysOff() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(FairwayAutoConfiguration.class, FairwayLoadBalancerAutoConfiguration.class,
+            FairwayEndpointAutoConfiguration.class))
+        .withClassLoader(new FilteredClassLoader("org.springframework.cloud.loadbalancer"))
+        .withPropertyValues("fairway.services.orders.strategy=round-robin")
+        .run(context -> {
+          assertThat(context).hasNotFailed()
+              .hasSingleBean(FairwaySettings.class)
+              .hasSingleBean(FairwayEndpoint.class)
+              .doesNotHaveBean(FairwayLoadBalancerAutoConfiguration.class);
+          assertThat(context.getBean(FairwaySettings.class).forService("orders").strategy.name()).isEqualTo("round-robin");
+        });
+  }
+
+  @Test
+  void withoutActuator_noEndpoint() {
+    runner.withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate")).run(context -> {
+      assertThat(context).hasNotFailed().doesNotHaveBean(FairwayEndpoint.class);
+      assertThat(balancerOf(context, "orders")).isInstanceOf(FairwayReactorLoadBalancer.class);
+    });
+  }
+
+  @Test
+  void properties_bind_perServiceOverDefaultsOverTheSdk() {
+    runner.withPropertyValues(
+        "fairway.default.strategy=power-of-two-choices",
+        "fairway.default.failure-status-codes=503",
+        "fairway.services.orders.strategy=least-response-time",
+        "fairway.services.orders.slow-start=30s",
+        "fairway.services.orders.panic-threshold=20",
+        "fairway.services.orders.passive-health.consecutive-failures=3",
+        "fairway.services.orders.passive-health.max-ejection-percent=34",
+        "fairway.services.orders.failure-status-codes=500,502",
+        "fairway.services.orders.affinity-header=X-User",
+        "fairway.services.payments.local-zone=eu-1",
+        "spring.cloud.loadbalancer.zone=us-1").run(context -> {
+          FairwaySettings settings = context.getBean(FairwaySettings.class);
+          ServiceSettings orders = settings.forService("orders");
+          assertThat(orders.strategy.name()).isEqualTo("least-response-time");
+          assertThat(orders.slowStart).isEqualTo(Duration.ofSeconds(30));
+          assertThat(orders.panicThreshold).isEqualTo(20);
+          assertThat(orders.localZone).isEqualTo("us-1");
+          assertThat(orders.passiveHealth).hasToString(
+              "PassiveHealth{consecutiveFailures=3, maxEjectionPercent=34, failureRateThreshold=50.0%}");
+          assertThat(orders.failureStatusCodes).containsExactly(500, 502);
+          assertThat(orders.affinityHeader).isEqualTo("X-User");
+          ServiceSettings payments = settings.forService("payments");
+          assertThat(payments.strategy.name()).isEqualTo("power-of-two-choices");
+          assertThat(payments.localZone).isEqualTo("eu-1");
+          assertThat(payments.failureStatusCodes).containsExactly(503);
+          ServiceSettings other = settings.forService("inventory"); // not listed: fairway.default.*
+          assertThat(other.strategy.name()).isEqualTo("power-of-two-choices");
+          assertThat(other.slowStart).isNull();
+          assertThat(other.failureStatusCodes).containsExactly(503);
+          assertThat(other.passiveHealth).hasToString(
+              "PassiveHealth{consecutiveFailures=5, maxEjectionPercent=50, failureRateThreshold=50.0%}");
+          assertThat(((FairwayReactorLoadBalancer) balancerOf(context, "orders")).settings()).isSameAs(orders);
+        });
+  }
+
+  @Test
+  void noProperties_theSdksDefaults() {
+    runner.run(context -> {
+      ServiceSettings orders = context.getBean(FairwaySettings.class).forService("orders");
+      assertThat(orders.strategy).isNull(); // LoadBalancer.Builder's default, least queueing
+      assertThat(orders.localZone).isEmpty();
+      assertThat(orders.failureStatusCodes).containsExactly(500, 502, 503, 504);
+      assertThat(orders.affinityHeader).isNull();
+    });
+  }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "fairway.services.orders.strategy=fastest|fairway.services.orders.strategy: \"fastest\" (expected: one of round-robin, "
+          + "weighted-round-robin, random, least-connections, power-of-two-choices, key-affinity, consistent-hash, "
+          + "least-response-time, concurrency-limited, least-queueing)",
+      "fairway.default.strategy=fastest|fairway.default.strategy: \"fastest\" (expected: one of round-robin, "
+          + "weighted-round-robin, random, least-connections, power-of-two-choices, key-affinity, consistent-hash, "
+          + "least-response-time, concurrency-limited, least-queueing)",
+      "fairway.services.orders.slow-start=2h|fairway.services.orders.slow-start: PT2H (expected: 0s..1h)",
+      "fairway.services.orders.panic-threshold=101|fairway.services.orders.panic-threshold: 101 (expected: 0..100)",
+      "fairway.default.panic-threshold=-1|fairway.default.panic-threshold: -1 (expected: 0..100)",
+      "fairway.services.orders.passive-health.consecutive-failures=-1|"
+          + "fairway.services.orders.passive-health.consecutive-failures: -1 (expected: 0..1000)",
+      "fairway.services.orders.passive-health.max-ejection-percent=101|"
+          + "fairway.services.orders.passive-health.max-ejection-percent: 101 (expected: 0..100)",
+      "fairway.services.orders.failure-status-codes=500,99|"
+          + "fairway.services.orders.failure-status-codes: 99 (expected: HTTP status codes 100..599, possibly none)",
+      "fairway.services.orders.affinity-header=X User|fairway.services.orders.affinity-header: \"X User\" (expected: an HTTP header name)",
+  })
+  void badValue_failsStartup_namingThePropertyAndTheValue(String property, String message) {
+    runner.withPropertyValues(property).run(context -> {
+      assertThat(context).hasFailed();
+      Throwable failure = context.getStartupFailure();
+      FairwayConfigurationException cause = findCause(failure);
+      assertThat(cause.getMessage()).isEqualTo(message);
+      assertThat(cause.property()).isEqualTo(property.substring(0, property.indexOf('=')));
+      FailureAnalysis analysis = new FairwayConfigurationFailureAnalyzer().analyze(failure);
+      assertThat(analysis.getDescription()).isEqualTo("Invalid Fairway configuration: " + message);
+      assertThat(analysis.getAction()).startsWith("Change " + cause.property() + " ");
+    });
+  }
+
+  @Test
+  void passiveHealthOff_withItsKnobs_isRejected() {
+    runner.withPropertyValues("fairway.services.orders.passive-health.enabled=false",
+        "fairway.services.orders.passive-health.consecutive-failures=3").run(context -> {
+          assertThat(findCause(context.getStartupFailure()).getMessage()).isEqualTo(
+              "fairway.services.orders.passive-health.consecutive-failures: set while "
+                  + "fairway.services.orders.passive-health.enabled is false (expected: one or the other)");
+        });
+  }
+
+  @Test
+  void failureAnalyzer_isRegistered() {
+    assertThat(org.springframework.core.io.support.SpringFactoriesLoader.loadFactoryNames(
+        org.springframework.boot.diagnostics.FailureAnalyzer.class, getClass().getClassLoader()))
+        .contains(FairwayConfigurationFailureAnalyzer.class.getName());
+  }
+
+  static FairwayConfigurationException findCause(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof FairwayConfigurationException f) {
+        return f;
+      }
+    }
+    throw new AssertionError("no FairwayConfigurationException in", failure);
+  }
+}
