@@ -10,6 +10,8 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClient;
@@ -235,6 +237,48 @@ class FairwayAutoConfigurationTest {
     assertThat(org.springframework.core.io.support.SpringFactoriesLoader.loadFactoryNames(
         org.springframework.boot.diagnostics.FailureAnalyzer.class, getClass().getClassLoader()))
         .contains(FairwayConfigurationFailureAnalyzer.class.getName());
+  }
+
+  private static final AutoConfigurations LOAD_REPORTS = AutoConfigurations.of(FairwayAutoConfiguration.class,
+      FairwayLoadReportAutoConfiguration.class);
+
+  @Test
+  void loadReports_offByDefault_servletFilterOrWebFilterWhenOn() {
+    new WebApplicationContextRunner().withConfiguration(LOAD_REPORTS).run(context ->
+        assertThat(context).hasNotFailed().doesNotHaveBean(LoadReport.class).doesNotHaveBean(LoadReportFilter.class));
+    new WebApplicationContextRunner().withConfiguration(LOAD_REPORTS)
+        .withPropertyValues("fairway.server.load-reports.enabled=true").run(context -> {
+          assertThat(context).hasSingleBean(LoadReportFilter.class).doesNotHaveBean(LoadReportWebFilter.class);
+          assertThat(context.getBean(LoadReport.class).workers()).isEqualTo(200); // Tomcat's default
+        });
+    new ReactiveWebApplicationContextRunner().withConfiguration(LOAD_REPORTS)
+        .withPropertyValues("fairway.server.load-reports.enabled=true").run(context ->
+            assertThat(context).hasSingleBean(LoadReportWebFilter.class).doesNotHaveBean(LoadReportFilter.class));
+    runner.withConfiguration(LOAD_REPORTS).withPropertyValues("fairway.server.load-reports.enabled=true").run(context ->
+        assertThat(context).hasNotFailed().doesNotHaveBean(LoadReportFilter.class).doesNotHaveBean(LoadReportWebFilter.class));
+  }
+
+  @Test
+  void loadReports_workers_configuredOrTheContainersThreads() {
+    WebApplicationContextRunner web = new WebApplicationContextRunner().withConfiguration(LOAD_REPORTS)
+        .withPropertyValues("fairway.server.load-reports.enabled=true");
+    web.withPropertyValues("server.tomcat.threads.max=50").run(context ->
+        assertThat(context.getBean(LoadReport.class).workers()).isEqualTo(50));
+    web.withPropertyValues("server.tomcat.threads.max=50", "fairway.server.load-reports.workers=8").run(context ->
+        assertThat(context.getBean(LoadReport.class).workers()).isEqualTo(8));
+    web.withPropertyValues("fairway.server.load-reports.workers=0").run(context ->
+        assertThat(findCause(context.getStartupFailure()).getMessage())
+            .isEqualTo("fairway.server.load-reports.workers: 0 (expected: at least 1)"));
+  }
+
+  @Test
+  void loadReport_header_isWhatLbOkHttpsParserReads() {
+    assertThat(LoadReport.header(5, 8))
+        .isEqualTo("TEXT application_utilization=0.625, named_metrics.rif=5, named_metrics.workers=8");
+    assertThat(LoadReport.header(-1, 200))
+        .isEqualTo("TEXT application_utilization=0.0, named_metrics.rif=0, named_metrics.workers=200");
+    assertThat(LoadReport.header(1, 3))
+        .isEqualTo("TEXT application_utilization=0.333, named_metrics.rif=1, named_metrics.workers=3");
   }
 
   static FairwayConfigurationException findCause(Throwable failure) {
