@@ -140,6 +140,10 @@ class ClientEndToEndTest {
     assertThat(a.getRequestCount() + b.getRequestCount()).isEqualTo(12);
     TargetStatus refused = balancer().status().stream().filter(s -> s.target().port() == refusing).findFirst().orElseThrow();
     assertThat(refused.state()).isEqualTo(TargetState.EJECTED);
+    // The balancer's meters are in Boot's registry.
+    io.micrometer.core.instrument.MeterRegistry meters = context.getBean(io.micrometer.core.instrument.MeterRegistry.class);
+    assertThat(meters.get("fairway.ejections").tag("service", "orders").tag("target", "i2").counter().count())
+        .isEqualTo(1.0);
 
     String port = context.getEnvironment().getProperty("local.server.port");
     HttpResponse<String> response = HttpClient.newHttpClient().send(
