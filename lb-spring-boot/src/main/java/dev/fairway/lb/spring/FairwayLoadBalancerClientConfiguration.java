@@ -1,0 +1,56 @@
+package dev.fairway.lb.spring;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.loadbalancer.core.ReactorLoadBalancer;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+
+/**
+ * The configuration each Spring Cloud LoadBalancer client context gets by default (registered by
+ * {@link FairwayLoadBalancerAutoConfiguration} with {@code @LoadBalancerClients(defaultConfiguration
+ * = ...)}): a {@link FairwayReactorLoadBalancer} for the client's service and the
+ * {@link FairwayLoadBalancerLifecycle} that reports outcomes to it.
+ *
+ * <p>It steps aside: a {@link ReactorLoadBalancer} from the client's own
+ * {@code @LoadBalancerClient(configuration = ...)}, from another default configuration registered
+ * before it, or from the application context keeps its place, as Spring's round robin would. To
+ * use Fairway for chosen clients only, set {@code fairway.loadbalancer.enabled=false} and name this
+ * class in their {@code @LoadBalancerClient(configuration = ...)}.
+ *
+ * <p>Not for component scanning: Spring Cloud LoadBalancer instantiates it in each client's context.
+ */
+@Configuration(proxyBeanMethods = false)
+public class FairwayLoadBalancerClientConfiguration {
+
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean(ReactorLoadBalancer.class)
+  ReactorLoadBalancer<ServiceInstance> fairwayReactorLoadBalancer(Environment environment,
+      LoadBalancerClientFactory clients, FairwaySettings settings, FairwayBalancers balancers,
+      ObjectProvider<MeterRegistry> meters, FairwayProperties properties) {
+    String service = serviceId(environment);
+    return new FairwayReactorLoadBalancer(service, clients.getLazyProvider(service, ServiceInstanceListSupplier.class),
+        settings.forService(service), balancers, meters.getIfUnique(),
+        properties.getLoadbalancer().getAbandonedPickTimeout(), System::nanoTime);
+  }
+
+  @Bean
+  @ConditionalOnMissingBean(FairwayLoadBalancerLifecycle.class)
+  FairwayLoadBalancerLifecycle fairwayLoadBalancerLifecycle(Environment environment, FairwaySettings settings) {
+    return new FairwayLoadBalancerLifecycle(settings.forService(serviceId(environment)));
+  }
+
+  private static String serviceId(Environment environment) {
+    String name = environment.getProperty(LoadBalancerClientFactory.PROPERTY_NAME);
+    if (name == null || name.isBlank()) {
+      throw new IllegalStateException(LoadBalancerClientFactory.PROPERTY_NAME
+          + " is not set: FairwayLoadBalancerClientConfiguration belongs in a Spring Cloud LoadBalancer client context");
+    }
+    return name;
+  }
+}

@@ -1,0 +1,209 @@
+package dev.fairway.lb.spring;
+
+import dev.fairway.lb.LoadBalancer;
+import dev.fairway.lb.MutableTargetSource;
+import dev.fairway.lb.NoTargetAvailableException;
+import dev.fairway.lb.Pick;
+import dev.fairway.lb.Target;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.function.LongSupplier;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.DefaultResponse;
+import org.springframework.cloud.client.loadbalancer.EmptyResponse;
+import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.RequestData;
+import org.springframework.cloud.client.loadbalancer.RequestDataContext;
+import org.springframework.cloud.client.loadbalancer.Response;
+import org.springframework.cloud.client.loadbalancer.RetryableRequestContext;
+import org.springframework.cloud.loadbalancer.core.NoopServiceInstanceListSupplier;
+import org.springframework.cloud.loadbalancer.core.ReactorServiceInstanceLoadBalancer;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+import reactor.core.publisher.Mono;
+
+/**
+ * Spring Cloud LoadBalancer's balancer for one service, backed by one Fairway {@link LoadBalancer}.
+ *
+ * <p>Each {@link #choose} reads the service's {@link ServiceInstanceListSupplier} as Spring's own
+ * round robin does ({@code get().next()}), hands the list to the Fairway balancer (a no-op while it
+ * is the same list object, see {@link InstanceTargets}) and picks. The pick travels inside the
+ * returned {@link FairwayServiceInstance}; {@link FairwayLoadBalancerLifecycle} completes it. A
+ * retry's request ({@link RetryableRequestContext}) excludes the instance the call tried last; if
+ * nothing else is available the retry may go back to it.
+ *
+ * <p>The supplier's 35 s cache ({@code spring.cloud.loadbalancer.cache.ttl}) is kept: it only
+ * delays membership (an instance that joins or is deregistered shows up when the cache expires).
+ * Health is Fairway's own: a refused connection ejects its instance at the next pick, and failures
+ * eject by passive health, whatever the cached list says. The supplier's request-based variants
+ * (hints, request-based sticky sessions) are not consulted; use {@code affinity-header}. A supplier
+ * that fails or emits nothing leaves the last list in service.
+ *
+ * <p>The balancer is built on the first list that has usable instances, so that list is its first
+ * one (slow start applies only to instances that join later). Thread-safe.
+ */
+final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBalancer, AutoCloseable {
+  private static final Log LOG = LogFactory.getLog(FairwayReactorLoadBalancer.class);
+
+  private final String service;
+  private final ObjectProvider<ServiceInstanceListSupplier> suppliers;
+  private final ServiceSettings settings;
+  private final FairwayBalancers registry;
+  private final @Nullable MeterRegistry meters;
+  private final InstanceTargets targets;
+  private final OutstandingPicks outstanding;
+  private volatile @Nullable ServiceInstanceListSupplier supplier;
+  private volatile @Nullable LoadBalancer balancer;
+  private volatile boolean closed;
+
+  FairwayReactorLoadBalancer(String service, ObjectProvider<ServiceInstanceListSupplier> suppliers,
+      ServiceSettings settings, FairwayBalancers registry, @Nullable MeterRegistry meters, Duration abandonedPickTimeout,
+      LongSupplier ticker) {
+    this.service = service;
+    this.suppliers = suppliers;
+    this.settings = settings;
+    this.registry = registry;
+    this.meters = meters;
+    this.targets = new InstanceTargets(service, meters);
+    this.outstanding = new OutstandingPicks(service, abandonedPickTimeout.toNanos(), ticker, meters);
+  }
+
+  @Override
+  @SuppressWarnings("rawtypes") // the interface's own signature
+  public Mono<Response<ServiceInstance>> choose(Request request) {
+    ServiceInstanceListSupplier s = supplier();
+    return s.get()
+        .next()
+        .map(instances -> {
+          update(instances);
+          return respond(request);
+        })
+        .onErrorResume(e -> {
+          LOG.warn("Fairway: the instance list of " + service + " failed; picking from the last one", e);
+          return Mono.fromSupplier(() -> respond(request));
+        })
+        .switchIfEmpty(Mono.fromSupplier(() -> respond(request)));
+  }
+
+  private ServiceInstanceListSupplier supplier() {
+    ServiceInstanceListSupplier s = supplier;
+    if (s == null) {
+      s = suppliers.getIfAvailable(NoopServiceInstanceListSupplier::new);
+      supplier = s;
+    }
+    return s;
+  }
+
+  void update(List<ServiceInstance> instances) {
+    MutableTargetSource first = targets.update(instances);
+    if (first == null) {
+      return;
+    }
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      LoadBalancer.Builder b = settings.configure(LoadBalancer.builder(service)).targets(first);
+      if (meters != null) {
+        b.meterRegistry(meters);
+      }
+      LoadBalancer lb = b.build();
+      balancer = lb;
+      registry.register(service, lb);
+    }
+  }
+
+  @SuppressWarnings("rawtypes")
+  Response<ServiceInstance> respond(Request request) {
+    LoadBalancer lb = balancer;
+    long now = outstanding.now();
+    outstanding.maybeSweep(now);
+    if (lb == null) {
+      LOG.debug("Fairway: no instance of " + service + " known yet");
+      return new EmptyResponse();
+    }
+    Object context = request == null ? null : request.getContext();
+    String key = affinityKey(context);
+    Set<Target> exclude = excluded(context);
+    Pick pick;
+    try {
+      pick = lb.pick(key, exclude);
+    } catch (NoTargetAvailableException e) {
+      if (exclude == null) {
+        LOG.debug("Fairway: " + e.getMessage());
+        return new EmptyResponse();
+      }
+      try {
+        pick = lb.pick(key, null); // a retry with nothing else left may go back where it was
+      } catch (NoTargetAvailableException again) {
+        LOG.debug("Fairway: " + again.getMessage());
+        return new EmptyResponse();
+      }
+    }
+    FairwayServiceInstance chosen = new FairwayServiceInstance(targets.instanceOf(pick.target()), pick, outstanding, now);
+    outstanding.add(chosen);
+    return new DefaultResponse(chosen);
+  }
+
+  private @Nullable String affinityKey(@Nullable Object context) {
+    String header = settings.affinityHeader;
+    if (header == null || !(context instanceof RequestDataContext data)) {
+      return null;
+    }
+    RequestData request = data.getClientRequest();
+    return request == null || request.getHeaders() == null ? null : request.getHeaders().getFirst(header);
+  }
+
+  private @Nullable Set<Target> excluded(@Nullable Object context) {
+    if (!(context instanceof RetryableRequestContext retry)) {
+      return null;
+    }
+    ServiceInstance previous = retry.getPreviousServiceInstance();
+    if (previous == null) {
+      return null;
+    }
+    Target t = previous instanceof FairwayServiceInstance f ? f.target() : targets.targetOf(previous);
+    return t == null ? null : Set.of(t);
+  }
+
+  String service() {
+    return service;
+  }
+
+  ServiceSettings settings() {
+    return settings;
+  }
+
+  /** The Fairway balancer, once the first list arrived. */
+  @Nullable LoadBalancer balancer() {
+    return balancer;
+  }
+
+  OutstandingPicks outstanding() {
+    return outstanding;
+  }
+
+  @Override
+  public void close() {
+    LoadBalancer lb;
+    synchronized (this) {
+      closed = true;
+      lb = balancer;
+    }
+    outstanding.releaseAll();
+    if (lb != null) {
+      registry.unregister(service, lb);
+      lb.close();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "FairwayReactorLoadBalancer{" + service + ", " + balancer + "}";
+  }
+}

@@ -1,0 +1,42 @@
+package dev.fairway.lb.spring;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Every service's validated settings. Built eagerly at startup from {@link FairwayProperties}, so a
+ * bad value stops the application before any balancer exists; nothing starts half-configured.
+ * Thread-safe.
+ */
+final class FairwaySettings {
+  private final FairwayProperties.Service defaults;
+  private final String cloudZone;
+  private final Map<String, ServiceSettings> named; // fairway.services.*, never mutated
+  private final ConcurrentHashMap<String, ServiceSettings> others = new ConcurrentHashMap<>();
+
+  FairwaySettings(FairwayProperties properties, String cloudZone) {
+    this.defaults = properties.getDefault();
+    this.cloudZone = cloudZone;
+    ServiceSettings.ofDefaults("default", defaults, cloudZone); // checks fairway.default.* on its own
+    Map<String, ServiceSettings> byName = new LinkedHashMap<>();
+    properties.getServices().forEach((name, own) -> byName.put(name, ServiceSettings.of(name, own, defaults, cloudZone)));
+    this.named = Map.copyOf(byName);
+    java.time.Duration timeout = properties.getLoadbalancer().getAbandonedPickTimeout();
+    if (timeout == null || timeout.compareTo(java.time.Duration.ofSeconds(1)) < 0) {
+      String property = "fairway.loadbalancer.abandoned-pick-timeout";
+      throw new FairwayConfigurationException(property, property + ": " + timeout + " (expected: at least 1s)");
+    }
+  }
+
+  /** The settings of {@code service}: its own under fairway.services, else fairway.default's. */
+  ServiceSettings forService(String service) {
+    ServiceSettings s = named.get(service);
+    return s != null ? s : others.computeIfAbsent(service, id -> ServiceSettings.ofDefaults(id, defaults, cloudZone));
+  }
+
+  /** The services listed under fairway.services, in order. */
+  Map<String, ServiceSettings> named() {
+    return named;
+  }
+}

@@ -1,0 +1,329 @@
+package dev.fairway.lb.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
+import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClient;
+import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
+import org.springframework.cloud.loadbalancer.core.ReactorLoadBalancer;
+import org.springframework.cloud.loadbalancer.core.RoundRobinLoadBalancer;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+
+/** The auto-configuration's conditions, back-offs and property checks, without a server. */
+class FairwayAutoConfigurationTest {
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(
+          FairwayAutoConfiguration.class,
+          FairwayLoadBalancerAutoConfiguration.class,
+          FairwayEndpointAutoConfiguration.class,
+          org.springframework.cloud.commons.util.UtilAutoConfiguration.class,
+          org.springframework.cloud.client.discovery.simple.SimpleDiscoveryClientAutoConfiguration.class,
+          org.springframework.cloud.client.discovery.composite.CompositeDiscoveryClientAutoConfiguration.class,
+          org.springframework.cloud.client.loadbalancer.LoadBalancerAutoConfiguration.class,
+          org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration.class,
+          org.springframework.cloud.loadbalancer.config.BlockingLoadBalancerClientAutoConfiguration.class))
+      .withPropertyValues("spring.cloud.discovery.client.simple.instances.orders[0].uri=http://127.0.0.1:8081",
+          "spring.cloud.discovery.client.simple.instances.payments[0].uri=http://127.0.0.1:8082");
+
+  private static Object balancerOf(org.springframework.context.ApplicationContext context,
+      String service) {
+    return context.getBean(LoadBalancerClientFactory.class).getInstance(service);
+  }
+
+  @Test
+  void everyClient_getsFairway_andItsLifecycle() {
+    runner.run(context -> {
+      assertThat(context).hasNotFailed().hasSingleBean(FairwayBalancers.class).hasSingleBean(FairwayEndpoint.class);
+      assertThat(balancerOf(context, "orders")).isInstanceOf(FairwayReactorLoadBalancer.class);
+      assertThat(balancerOf(context, "payments")).isInstanceOf(FairwayReactorLoadBalancer.class);
+      assertThat(context.getBean(LoadBalancerClientFactory.class).getInstances("orders", LoadBalancerLifecycle.class))
+          .hasValueSatisfying(new org.assertj.core.api.Condition<>(l -> l instanceof FairwayLoadBalancerLifecycle,
+              "a FairwayLoadBalancerLifecycle"));
+    });
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @LoadBalancerClient(name = "orders", configuration = RoundRobinForOrders.class)
+  static class UserClientConfiguration {}
+
+  /** A user's own balancer, as Spring Cloud LoadBalancer's documentation writes one (not component-scanned). */
+  static class RoundRobinForOrders {
+    @Bean
+    ReactorLoadBalancer<ServiceInstance> roundRobin(Environment environment, LoadBalancerClientFactory factory) {
+      String name = environment.getProperty(LoadBalancerClientFactory.PROPERTY_NAME);
+      return new RoundRobinLoadBalancer(factory.getLazyProvider(name, ServiceInstanceListSupplier.class), name);
+    }
+  }
+
+  @Test
+  void backsOff_forAClientWithItsOwnLoadBalancerClientConfiguration() {
+    runner.withUserConfiguration(UserClientConfiguration.class).run(context -> {
+      assertThat(balancerOf(context, "orders")).isInstanceOf(RoundRobinLoadBalancer.class);
+      assertThat(balancerOf(context, "payments")).isInstanceOf(FairwayReactorLoadBalancer.class);
+    });
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @LoadBalancerClients(defaultConfiguration = RoundRobinForOrders.class)
+  static class UserDefaultConfiguration {}
+
+  @Test
+  void backsOff_forAUsersOwnDefaultConfiguration() {
+    runner.withUserConfiguration(UserDefaultConfiguration.class).run(context -> {
+      assertThat(balancerOf(context, "orders")).isInstanceOf(RoundRobinLoadBalancer.class);
+      assertThat(balancerOf(context, "payments")).isInstanceOf(RoundRobinLoadBalancer.class);
+    });
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class UserBalancerBean {
+    @Bean
+    ReactorLoadBalancer<ServiceInstance> everyonesBalancer(LoadBalancerClientFactory factory) {
+      return new RoundRobinLoadBalancer(factory.getLazyProvider("orders", ServiceInstanceListSupplier.class), "orders");
+    }
+  }
+
+  @Test
+  void backsOff_forAUsersBalancerBeanInTheApplicationContext() {
+    runner.withUserConfiguration(UserBalancerBean.class).run(context -> {
+      assertThat(balancerOf(context, "orders")).isInstanceOf(RoundRobinLoadBalancer.class);
+    });
+  }
+
+  @Test
+  void switchedOff_leavesSpringsRoundRobin() {
+    runner.withPropertyValues("fairway.loadbalancer.enabled=false").run(context -> {
+      assertThat(context).hasNotFailed().hasSingleBean(FairwayBalancers.class);
+      assertThat(balancerOf(context, "orders")).isInstanceOf(RoundRobinLoadBalancer.class);
+    });
+    runner.withPropertyValues("fairway.enabled=false").run(context -> {
+      assertThat(context).hasNotFailed().doesNotHaveBean(FairwayBalancers.class).doesNotHaveBean(FairwayEndpoint.class);
+      assertThat(balancerOf(context, "orders")).isInstanceOf(RoundRobinLoadBalancer.class);
+    });
+  }
+
+  @Test
+  void withoutSpringCloudLoadBalancer_theClientPartStaysOff() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(FairwayAutoConfiguration.class, FairwayLoadBalancerAutoConfiguration.class,
+            FairwayEndpointAutoConfiguration.class))
+        .withClassLoader(new FilteredClassLoader("org.springframework.cloud.loadbalancer"))
+        .withPropertyValues("fairway.services.orders.strategy=round-robin")
+        .run(context -> {
+          assertThat(context).hasNotFailed()
+              .hasSingleBean(FairwaySettings.class)
+              .hasSingleBean(FairwayEndpoint.class)
+              .doesNotHaveBean(FairwayLoadBalancerAutoConfiguration.class);
+          assertThat(context.getBean(FairwaySettings.class).forService("orders").strategy.name()).isEqualTo("round-robin");
+        });
+  }
+
+  @Test
+  void withoutActuator_noEndpoint() {
+    runner.withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate")).run(context -> {
+      assertThat(context).hasNotFailed().doesNotHaveBean(FairwayEndpoint.class);
+      assertThat(balancerOf(context, "orders")).isInstanceOf(FairwayReactorLoadBalancer.class);
+    });
+  }
+
+  @Test
+  void properties_bind_perServiceOverDefaultsOverTheSdk() {
+    runner.withPropertyValues(
+        "fairway.default.strategy=power-of-two-choices",
+        "fairway.default.failure-status-codes=503",
+        "fairway.services.orders.strategy=least-response-time",
+        "fairway.services.orders.slow-start=30s",
+        "fairway.services.orders.panic-threshold=20",
+        "fairway.services.orders.passive-health.consecutive-failures=3",
+        "fairway.services.orders.passive-health.max-ejection-percent=34",
+        "fairway.services.orders.failure-status-codes=500,502",
+        "fairway.services.orders.affinity-header=X-User",
+        "fairway.services.payments.local-zone=eu-1",
+        "spring.cloud.loadbalancer.zone=us-1").run(context -> {
+          FairwaySettings settings = context.getBean(FairwaySettings.class);
+          ServiceSettings orders = settings.forService("orders");
+          assertThat(orders.strategy.name()).isEqualTo("least-response-time");
+          assertThat(orders.slowStart).isEqualTo(Duration.ofSeconds(30));
+          assertThat(orders.panicThreshold).isEqualTo(20);
+          assertThat(orders.localZone).isEqualTo("us-1");
+          assertThat(orders.passiveHealth).hasToString(
+              "PassiveHealth{consecutiveFailures=3, maxEjectionPercent=34, failureRateThreshold=50.0%}");
+          assertThat(orders.failureStatusCodes).containsExactly(500, 502);
+          assertThat(orders.affinityHeader).isEqualTo("X-User");
+          ServiceSettings payments = settings.forService("payments");
+          assertThat(payments.strategy.name()).isEqualTo("power-of-two-choices");
+          assertThat(payments.localZone).isEqualTo("eu-1");
+          assertThat(payments.failureStatusCodes).containsExactly(503);
+          ServiceSettings other = settings.forService("inventory"); // not listed: fairway.default.*
+          assertThat(other.strategy.name()).isEqualTo("power-of-two-choices");
+          assertThat(other.slowStart).isNull();
+          assertThat(other.failureStatusCodes).containsExactly(503);
+          assertThat(other.passiveHealth).hasToString(
+              "PassiveHealth{consecutiveFailures=5, maxEjectionPercent=50, failureRateThreshold=50.0%}");
+          assertThat(((FairwayReactorLoadBalancer) balancerOf(context, "orders")).settings()).isSameAs(orders);
+        });
+  }
+
+  @Test
+  void noProperties_theSdksDefaults() {
+    runner.run(context -> {
+      ServiceSettings orders = context.getBean(FairwaySettings.class).forService("orders");
+      assertThat(orders.strategy).isNull(); // LoadBalancer.Builder's default, least queueing
+      assertThat(orders.localZone).isEmpty();
+      assertThat(orders.failureStatusCodes).containsExactly(500, 502, 503, 504);
+      assertThat(orders.affinityHeader).isNull();
+    });
+  }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "fairway.services.orders.strategy=fastest|fairway.services.orders.strategy: \"fastest\" (expected: one of round-robin, "
+          + "weighted-round-robin, random, least-connections, power-of-two-choices, key-affinity, consistent-hash, "
+          + "least-response-time, concurrency-limited, least-queueing)",
+      "fairway.default.strategy=fastest|fairway.default.strategy: \"fastest\" (expected: one of round-robin, "
+          + "weighted-round-robin, random, least-connections, power-of-two-choices, key-affinity, consistent-hash, "
+          + "least-response-time, concurrency-limited, least-queueing)",
+      "fairway.services.orders.slow-start=2h|fairway.services.orders.slow-start: PT2H (expected: 0s..1h)",
+      "fairway.services.orders.panic-threshold=101|fairway.services.orders.panic-threshold: 101 (expected: 0..100)",
+      "fairway.default.panic-threshold=-1|fairway.default.panic-threshold: -1 (expected: 0..100)",
+      "fairway.services.orders.passive-health.consecutive-failures=-1|"
+          + "fairway.services.orders.passive-health.consecutive-failures: -1 (expected: 0..1000)",
+      "fairway.services.orders.passive-health.max-ejection-percent=101|"
+          + "fairway.services.orders.passive-health.max-ejection-percent: 101 (expected: 0..100)",
+      "fairway.services.orders.failure-status-codes=500,99|"
+          + "fairway.services.orders.failure-status-codes: 99 (expected: HTTP status codes 100..599, possibly none)",
+      "fairway.loadbalancer.abandoned-pick-timeout=0s|fairway.loadbalancer.abandoned-pick-timeout: PT0S (expected: at least 1s)",
+      "fairway.services.orders.affinity-header=X User|fairway.services.orders.affinity-header: \"X User\" (expected: an HTTP header name)",
+  })
+  void badValue_failsStartup_namingThePropertyAndTheValue(String property, String message) {
+    runner.withPropertyValues(property).run(context -> {
+      assertThat(context).hasFailed();
+      Throwable failure = context.getStartupFailure();
+      FairwayConfigurationException cause = findCause(failure);
+      assertThat(cause.getMessage()).isEqualTo(message);
+      assertThat(cause.property()).isEqualTo(property.substring(0, property.indexOf('=')));
+      FailureAnalysis analysis = new FairwayConfigurationFailureAnalyzer().analyze(failure);
+      assertThat(analysis.getDescription()).isEqualTo("Invalid Fairway configuration: " + message);
+      assertThat(analysis.getAction()).startsWith("Change " + cause.property() + " ");
+    });
+  }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "fairway.services.orders.hedging=p42|fairway.services.orders.hedging: 42.0 (expected: 50.0..99.99)",
+      "fairway.services.orders.hedging=fast|fairway.services.orders.hedging: \"fast\" (expected: off, p95, p99 or a delay such as 50ms)",
+      "fairway.default.hedging=0ms|fairway.default.hedging: PT0S (expected: 1ms..1h)",
+      "fairway.services.orders.max-attempts=0|fairway.services.orders.max-attempts: 0 (expected: 1..10)",
+      "fairway.services.orders.retry-budget.percent=11|fairway.services.orders.retry-budget.percent: 11.0 (expected: 0.0..10.0)",
+      "fairway.services.orders.retry-budget.min-per-second=-1|fairway.services.orders.retry-budget.min-per-second: -1 (expected: 0..10000)",
+      "fairway.okhttp.refresh-interval=1ms|fairway.okhttp.refresh-interval: PT0.001S (expected: at least 10ms)",
+  })
+  void badOkHttpValue_failsStartup_namingThePropertyAndTheValue(String property, String message) {
+    runner.withConfiguration(AutoConfigurations.of(FairwayOkHttpAutoConfiguration.class))
+        .withPropertyValues("fairway.okhttp.enabled=true", "fairway.services.orders.strategy=random", property)
+        .run(context -> {
+          FairwayConfigurationException cause = findCause(context.getStartupFailure());
+          assertThat(cause.getMessage()).isEqualTo(message);
+          assertThat(cause.property()).isEqualTo(property.substring(0, property.indexOf('=')));
+        });
+  }
+
+  @Test
+  void okHttpPath_offByDefault_andBacksOffForTheUsersClient() {
+    AutoConfigurations okhttp = AutoConfigurations.of(FairwayOkHttpAutoConfiguration.class);
+    runner.withConfiguration(okhttp).run(context ->
+        assertThat(context).hasNotFailed().doesNotHaveBean(FairwayOkHttp.class).doesNotHaveBean(okhttp3.OkHttpClient.class));
+    runner.withConfiguration(okhttp).withPropertyValues("fairway.okhttp.enabled=true",
+        "fairway.services.orders.strategy=random").withBean(okhttp3.OkHttpClient.class, okhttp3.OkHttpClient::new)
+        .run(context -> {
+          assertThat(context).hasNotFailed().hasSingleBean(FairwayOkHttp.class).hasSingleBean(okhttp3.OkHttpClient.class);
+          assertThat(context.getBean(FairwayOkHttp.class).client()).isNotSameAs(context.getBean(okhttp3.OkHttpClient.class));
+        });
+    runner.withConfiguration(okhttp).withPropertyValues("fairway.okhttp.enabled=true")
+        .withClassLoader(new FilteredClassLoader("dev.fairway.lb.okhttp"))
+        .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(FairwayOkHttp.class));
+  }
+
+  @Test
+  void passiveHealthOff_withItsKnobs_isRejected() {
+    runner.withPropertyValues("fairway.services.orders.passive-health.enabled=false",
+        "fairway.services.orders.passive-health.consecutive-failures=3").run(context -> {
+          assertThat(findCause(context.getStartupFailure()).getMessage()).isEqualTo(
+              "fairway.services.orders.passive-health.consecutive-failures: set while "
+                  + "fairway.services.orders.passive-health.enabled is false (expected: one or the other)");
+        });
+  }
+
+  @Test
+  void failureAnalyzer_isRegistered() {
+    assertThat(org.springframework.core.io.support.SpringFactoriesLoader.loadFactoryNames(
+        org.springframework.boot.diagnostics.FailureAnalyzer.class, getClass().getClassLoader()))
+        .contains(FairwayConfigurationFailureAnalyzer.class.getName());
+  }
+
+  private static final AutoConfigurations LOAD_REPORTS = AutoConfigurations.of(FairwayAutoConfiguration.class,
+      FairwayLoadReportAutoConfiguration.class);
+
+  @Test
+  void loadReports_offByDefault_servletFilterOrWebFilterWhenOn() {
+    new WebApplicationContextRunner().withConfiguration(LOAD_REPORTS).run(context ->
+        assertThat(context).hasNotFailed().doesNotHaveBean(LoadReport.class).doesNotHaveBean(LoadReportFilter.class));
+    new WebApplicationContextRunner().withConfiguration(LOAD_REPORTS)
+        .withPropertyValues("fairway.server.load-reports.enabled=true").run(context -> {
+          assertThat(context).hasSingleBean(LoadReportFilter.class).doesNotHaveBean(LoadReportWebFilter.class);
+          assertThat(context.getBean(LoadReport.class).workers()).isEqualTo(200); // Tomcat's default
+        });
+    new ReactiveWebApplicationContextRunner().withConfiguration(LOAD_REPORTS)
+        .withPropertyValues("fairway.server.load-reports.enabled=true").run(context ->
+            assertThat(context).hasSingleBean(LoadReportWebFilter.class).doesNotHaveBean(LoadReportFilter.class));
+    runner.withConfiguration(LOAD_REPORTS).withPropertyValues("fairway.server.load-reports.enabled=true").run(context ->
+        assertThat(context).hasNotFailed().doesNotHaveBean(LoadReportFilter.class).doesNotHaveBean(LoadReportWebFilter.class));
+  }
+
+  @Test
+  void loadReports_workers_configuredOrTheContainersThreads() {
+    WebApplicationContextRunner web = new WebApplicationContextRunner().withConfiguration(LOAD_REPORTS)
+        .withPropertyValues("fairway.server.load-reports.enabled=true");
+    web.withPropertyValues("server.tomcat.threads.max=50").run(context ->
+        assertThat(context.getBean(LoadReport.class).workers()).isEqualTo(50));
+    web.withPropertyValues("server.tomcat.threads.max=50", "fairway.server.load-reports.workers=8").run(context ->
+        assertThat(context.getBean(LoadReport.class).workers()).isEqualTo(8));
+    web.withPropertyValues("fairway.server.load-reports.workers=0").run(context ->
+        assertThat(findCause(context.getStartupFailure()).getMessage())
+            .isEqualTo("fairway.server.load-reports.workers: 0 (expected: at least 1)"));
+  }
+
+  @Test
+  void loadReport_header_isWhatLbOkHttpsParserReads() {
+    assertThat(LoadReport.header(5, 8))
+        .isEqualTo("TEXT application_utilization=0.625, named_metrics.rif=5, named_metrics.workers=8");
+    assertThat(LoadReport.header(-1, 200))
+        .isEqualTo("TEXT application_utilization=0.0, named_metrics.rif=0, named_metrics.workers=200");
+    assertThat(LoadReport.header(1, 3))
+        .isEqualTo("TEXT application_utilization=0.333, named_metrics.rif=1, named_metrics.workers=3");
+  }
+
+  static FairwayConfigurationException findCause(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof FairwayConfigurationException f) {
+        return f;
+      }
+    }
+    throw new AssertionError("no FairwayConfigurationException in", failure);
+  }
+}
