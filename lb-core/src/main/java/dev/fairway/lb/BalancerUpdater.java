@@ -244,21 +244,12 @@ final class BalancerUpdater {
         LOG.log(t.to.inService() ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
             "{0}: {1} {2} -> {3}: {4}", service, id, t.from, t.to, t.reason);
       }
-      TargetState from = shown(t.from);
+      TargetState from = t.shownBefore;
       TargetState to = t.target.health.stateAt(now);
       if (from != to) {
         fire(l -> l.healthChanged(t.target.target, from, to, t.reason));
       }
     }
-  }
-
-  private static TargetState shown(HealthPhase p) {
-    return switch (p) {
-      case EJECTED -> TargetState.EJECTED;
-      case UNHEALTHY -> TargetState.UNHEALTHY;
-      case WARMING -> TargetState.WARMING;
-      default -> TargetState.HEALTHY;
-    };
   }
 
   private void guarded(Runnable r, String what) {

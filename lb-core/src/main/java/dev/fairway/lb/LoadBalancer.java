@@ -155,7 +155,7 @@ public final class LoadBalancer implements AutoCloseable {
       updater.refresh(); // never waits: if another thread is applying changes, it applies this too
       s = updater.snapshot();
     }
-    for (boolean trialsFull = false; ; ) {
+    for (boolean trialsFull = false, justOut = false; ; ) {
       Selector selector = s.selector;
       if (selector == null) {
         throw NoTargetAvailableException.of(service, s.unavailableReason);
@@ -163,7 +163,8 @@ public final class LoadBalancer implements AutoCloseable {
       TrackedTarget t = selector.select(affinityKey, ex, now);
       if (t == null) {
         throw NoTargetAvailableException.of(service, "all " + s.pickable.length + " available targets are excluded"
-            + (trialsFull ? " or on trial with every trial permit in use" : ""));
+            + (trialsFull ? " or on trial with every trial permit in use" : "")
+            + (justOut ? " or just taken out of service" : ""));
       }
       if (t == Selector.AT_CAPACITY) {
         t = strategy.awaitSlot(affinityKey, ex, snapshots);
@@ -171,6 +172,15 @@ public final class LoadBalancer implements AutoCloseable {
         s = updater.snapshot();
       } else if (!selector.acquiresSlot()) {
         t.acquire();
+      }
+      if (!s.panic && t.health.outAt(now)) {
+        // Ejected or unhealthy since this snapshot was built, and status() already says so: the
+        // snapshot without it is on its way (another thread is applying changes). Choose again
+        // without it, so no pick returns a target status() shows out.
+        completions.release(t, false);
+        ex = excludingAlso(ex, t);
+        justOut = true;
+        continue;
       }
       int trial = s.trialTargets == 0 ? 0 : t.health.tryBeginTrial();
       if (trial < 0) { // half-open with every trial permit in use: choose again without it

@@ -129,18 +129,36 @@ final class TargetHealth {
     return timePassed(state, now, rules).phase;
   }
 
-  /** The public view at {@code now}: half-open reads as healthy, or warming during slow start. */
-  // Arrow-switch conversion deferred: this file is being changed on another branch; converting it here would conflict.
-  @SuppressWarnings("StatementSwitchToExpressionSwitch")
+  /** The public view at {@code now}, by {@link #shown}. */
   TargetState stateAt(long now) {
-    State s = timePassed(state, now, rules);
-    switch (s.phase) {
-      case EJECTED: return TargetState.EJECTED;
-      case UNHEALTHY: return TargetState.UNHEALTHY;
-      case WARMING: return TargetState.WARMING;
-      case HALF_OPEN: return rules.slowStart.warming(s.warmingSinceNanos, now) ? TargetState.WARMING : TargetState.HEALTHY;
-      default: return TargetState.HEALTHY;
-    }
+    return shown(timePassed(state, now, rules), now, rules.slowStart);
+  }
+
+  /**
+   * The one mapping from the state machine to the public {@link TargetState}, used by
+   * {@link LoadBalancer#status()}, the metrics and the listeners alike: a half-open target takes
+   * calls, so it reads as healthy, or as warming while its slow start runs (it warms from the end
+   * of its ejection).
+   */
+  static TargetState shown(State s, long now, SlowStart slowStart) {
+    return switch (s.phase) {
+      case EJECTED -> TargetState.EJECTED;
+      case UNHEALTHY -> TargetState.UNHEALTHY;
+      case WARMING -> TargetState.WARMING;
+      case HALF_OPEN -> slowStart.warming(s.warmingSinceNanos, now) ? TargetState.WARMING : TargetState.HEALTHY;
+      case HEALTHY -> TargetState.HEALTHY;
+    };
+  }
+
+  /**
+   * True if the target is out of service at {@code now} (ejected and the ejection not over, or
+   * unhealthy): what {@link #stateAt} shows as EJECTED or UNHEALTHY. The pick path asks this of the
+   * target it chose, because a transition is visible here before the snapshot that reflects it is
+   * published.
+   */
+  boolean outAt(long now) {
+    State s = state;
+    return s.phase == HealthPhase.UNHEALTHY || (s.phase == HealthPhase.EJECTED && now - s.ejectedUntilNanos < 0);
   }
 
   boolean halfOpen() {
@@ -181,7 +199,8 @@ final class TargetHealth {
           trials = 0;
         }
         long ejection = n.phase == HealthPhase.EJECTED ? n.ejectedUntilNanos - now : 0;
-        return new HealthTransition(target, s.phase, n.phase, reasonFor(s, n, event, reason), ejection, n.ejections);
+        return new HealthTransition(target, s.phase, n.phase, shown(s, now, rules.slowStart),
+            reasonFor(s, n, event, reason), ejection, n.ejections);
       }
     }
   }
