@@ -50,6 +50,11 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
   }
 
   @Override
+  boolean ranksByZone() {
+    return true;
+  }
+
+  @Override
   public String toString() {
     return name() + "(soft=" + softLimit + ", hard=" + hardLimit + ", maxWait=" + maxWait + ")";
   }
@@ -99,27 +104,28 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
      * release and by every published snapshot; the deadline is read from the balancer's ticker.
      */
     @Override
-    TrackedTarget awaitSlot(@Nullable String key, @Nullable Set<Target> exclude, java.util.function.Supplier<TargetSnapshot> snapshots)
+    TrackedTarget awaitSlot(@Nullable String key, @Nullable Set<Target> exclude, java.util.function.Supplier<PublishedSnapshot> published)
         throws NoTargetAvailableException {
       String service = context.service;
       long waitNanos = maxWait.toNanos();
       if (waitNanos == 0) {
-        throw NoTargetAvailableException.of(service, atHardLimit(snapshots.get()));
+        throw NoTargetAvailableException.of(service, atHardLimit(published.get().snapshot));
       }
       Thread me = Thread.currentThread();
       if (!queue.enter(me)) {
         throw NoTargetAvailableException.of(service,
-            atHardLimit(snapshots.get()) + ", and " + maxQueue + " callers are already waiting");
+            atHardLimit(published.get().snapshot) + ", and " + maxQueue + " callers are already waiting");
       }
       long deadline = context.ticker.getAsLong() + waitNanos;
       try {
         for (;;) {
-          TargetSnapshot s = snapshots.get();
-          if (s.selector == null) {
+          PublishedSnapshot p = published.get();
+          TargetSnapshot s = p.snapshot;
+          if (p.selector == null) {
             throw NoTargetAvailableException.of(service, s.unavailableReason);
           }
           if (queue.isHead(me)) {
-            TrackedTarget t = ((LimitedSelector) s.selector).take(exclude);
+            TrackedTarget t = ((LimitedSelector) p.selector).take(exclude);
             if (t == null) {
               throw NoTargetAvailableException.of(service,
                   "all " + s.pickable.length + " available targets are excluded");

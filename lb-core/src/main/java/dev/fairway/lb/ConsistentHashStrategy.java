@@ -39,6 +39,11 @@ final class ConsistentHashStrategy extends BuiltinStrategy {
   }
 
   @Override
+  boolean placesKeys() {
+    return true;
+  }
+
+  @Override
   StrategyInstance attach(BalancerContext context) {
     return new StrategyInstance() {
       @Override

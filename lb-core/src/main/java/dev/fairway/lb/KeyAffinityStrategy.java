@@ -27,6 +27,11 @@ final class KeyAffinityStrategy extends BuiltinStrategy {
   }
 
   @Override
+  boolean placesKeys() {
+    return true;
+  }
+
+  @Override
   StrategyInstance attach(BalancerContext context) {
     AffinityTable table = new AffinityTable(maxKeys);
     return new StrategyInstance() {

@@ -66,7 +66,7 @@ public final class LoadBalancer implements AutoCloseable {
   private final BalancerMetrics metrics;
   private final BalancerUpdater updater;
   private final Completions completions;
-  private final Supplier<TargetSnapshot> snapshots;
+  private final Supplier<PublishedSnapshot> published;
   private final AutoCloseable subscription;
   private final @Nullable ActiveHealthChecker activeHealth;
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -82,18 +82,15 @@ public final class LoadBalancer implements AutoCloseable {
     SlowStart slowStart = new SlowStart(b.slowStartOrDefault().toNanos());
     BalancerContext context = new BalancerContext(service, b.random, ticker, b.localZoneOrDefault(),
         b.latencyDecay.toNanos());
-    BuiltinStrategy builtin = (BuiltinStrategy) strategyDescription;
-    // Zone-aware routing wraps the strategy only when there is a zone to prefer: without one the
-    // balancer is exactly the strategy, with no extra step on the pick path. Concurrency-limited
-    // ranks by closeness itself (see ZoneAwareInstance).
-    boolean zoneAware = !context.localZone.isEmpty() && !(builtin instanceof ConcurrencyLimitedStrategy);
-    this.strategy = zoneAware ? new ZoneAwareInstance(builtin, context) : builtin.attach(context);
-    this.snapshots = this::snapshot; // read later, by the metrics and by waiting callers
+    // With a local zone the strategy decides itself whether zone-aware routing wraps it; without one
+    // the balancer is exactly the strategy, with no extra step on the pick path.
+    this.strategy = ((BuiltinStrategy) strategyDescription).attachTo(context);
+    this.published = this::published; // read later, by the metrics and by waiting callers
     this.metrics = registry == null ? BalancerMetrics.NOOP
-        : BalancerMetrics.micrometer(registry, service, snapshots, ticker, zoneAware);
+        : BalancerMetrics.micrometer(registry, service, published, ticker, strategy.splitsByZone());
     TargetHealth.Rules rules = new TargetHealth.Rules(slowStart, passive, b.activeHealth);
     this.updater = new BalancerUpdater(service, ticker, strategy,
-        new SnapshotBuilder(b.panicThresholdOrDefault(), slowStart, zoneAware ? context.localZone : ""), rules,
+        new SnapshotBuilder(b.panicThresholdOrDefault(), slowStart), rules,
         passive, metrics);
     EjectionPolicy policy = new EjectionPolicy(service, passive, updater::members, updater);
     this.completions = new Completions(context, strategy, policy, metrics);
@@ -150,26 +147,26 @@ public final class LoadBalancer implements AutoCloseable {
   public Pick pick(@Nullable String affinityKey, @Nullable Set<Target> exclude) throws NoTargetAvailableException {
     @Nullable Set<Target> ex = exclude == null || exclude.isEmpty() ? null : exclude;
     long now = ticker.getAsLong();
-    TargetSnapshot s = updater.snapshot();
+    PublishedSnapshot s = updater.published();
     if (now >= s.reviewAtNanos) {
       updater.refresh(); // never waits: if another thread is applying changes, it applies this too
-      s = updater.snapshot();
+      s = updater.published();
     }
     for (boolean trialsFull = false, justOut = false; ; ) {
       Selector selector = s.selector;
       if (selector == null) {
-        throw NoTargetAvailableException.of(service, s.unavailableReason);
+        throw NoTargetAvailableException.of(service, s.snapshot.unavailableReason);
       }
       TrackedTarget t = selector.select(affinityKey, ex, now);
       if (t == null) {
-        throw NoTargetAvailableException.of(service, "all " + s.pickable.length + " available targets are excluded"
+        throw NoTargetAvailableException.of(service, "all " + s.snapshot.pickable.length + " available targets are excluded"
             + (trialsFull ? " or on trial with every trial permit in use" : "")
             + (justOut ? " or just taken out of service" : ""));
       }
       if (t == Selector.AT_CAPACITY) {
-        t = strategy.awaitSlot(affinityKey, ex, snapshots);
+        t = strategy.awaitSlot(affinityKey, ex, published);
         now = ticker.getAsLong();
-        s = updater.snapshot();
+        s = updater.published();
       } else if (!selector.acquiresSlot()) {
         t.acquire();
       }
@@ -208,7 +205,7 @@ public final class LoadBalancer implements AutoCloseable {
    */
   public List<TargetStatus> status() {
     long now = ticker.getAsLong();
-    TrackedTarget[] m = updater.snapshot().members;
+    TrackedTarget[] m = updater.published().snapshot.members;
     List<TargetStatus> out = new ArrayList<>(m.length);
     for (TrackedTarget t : m) {
       boolean fresh = t.reportFresh(now, REPORT_TTL_NANOS);
@@ -260,14 +257,19 @@ public final class LoadBalancer implements AutoCloseable {
 
   @Override
   public String toString() {
-    TargetSnapshot s = updater.snapshot();
+    TargetSnapshot s = updater.published().snapshot;
     return "LoadBalancer{" + service + ", " + strategyDescription.name() + ", " + s.pickable.length + "/"
         + s.members.length + " pickable}";
   }
 
+  /** The snapshot and selector picks read now. */
+  PublishedSnapshot published() {
+    return updater.published();
+  }
+
   /** The snapshot picks read now. */
   TargetSnapshot snapshot() {
-    return updater.snapshot();
+    return updater.published().snapshot;
   }
 
   /** Callers waiting for a slot of {@link Strategy#concurrencyLimited}; 0 for other strategies. */

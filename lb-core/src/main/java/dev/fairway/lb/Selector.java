@@ -21,6 +21,19 @@ abstract class Selector {
    */
   abstract @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos);
 
+  /**
+   * Ticker time at which this selector must be rebuilt though nothing else changed; Long.MAX_VALUE
+   * for never. Only the zone-aware selector has one (the steps of a recovering local share).
+   */
+  long reviewAtNanos() {
+    return Long.MAX_VALUE;
+  }
+
+  /** The share of calls this selector keeps in the balancer's local zone: 1 unless it splits by zone. */
+  double localShare() {
+    return 1.0;
+  }
+
   /** True if {@link #select} already incremented the chosen target's in-flight count. */
   boolean acquiresSlot() {
     return false;

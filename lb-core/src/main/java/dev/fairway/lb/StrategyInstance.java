@@ -26,11 +26,16 @@ abstract class StrategyInstance {
    * Called when the selector answered {@link Selector#AT_CAPACITY}: waits for a slot and returns the
    * target whose slot it took. Only strategies whose selectors answer that override it.
    *
-   * @param snapshots the balancer's current snapshot, read again after every wake-up
+   * @param published what the balancer publishes, read again after every wake-up
    */
-  TrackedTarget awaitSlot(@Nullable String key, @Nullable Set<Target> exclude, Supplier<TargetSnapshot> snapshots)
+  TrackedTarget awaitSlot(@Nullable String key, @Nullable Set<Target> exclude, Supplier<PublishedSnapshot> published)
       throws NoTargetAvailableException {
     throw new IllegalStateException(getClass().getName() + " has no capacity limit to wait for");
+  }
+
+  /** True for zone-aware routing ({@link ZoneAwareInstance}): its selectors split calls by zone. */
+  boolean splitsByZone() {
+    return false;
   }
 
   /** The affinity table, for strategies that keep one; null for the others. */
