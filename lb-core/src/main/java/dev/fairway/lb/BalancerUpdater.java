@@ -34,7 +34,7 @@ final class BalancerUpdater {
 
   private final String service;
   private final LongSupplier ticker;
-  private final StrategyInstance strategy;
+  private final AttachedStrategy strategy;
   private final SnapshotBuilder builder;
   private final TargetHealth.Rules rules;
   private final PassiveHealth passive;
@@ -53,7 +53,7 @@ final class BalancerUpdater {
   private volatile Membership membership = Membership.NONE;
   private boolean panicLogged; // applier only
 
-  BalancerUpdater(String service, LongSupplier ticker, StrategyInstance strategy, SnapshotBuilder builder,
+  BalancerUpdater(String service, LongSupplier ticker, AttachedStrategy strategy, SnapshotBuilder builder,
       TargetHealth.Rules rules, PassiveHealth passive, BalancerMetrics metrics) {
     this.service = service;
     this.ticker = ticker;

@@ -10,14 +10,14 @@ abstract sealed class BuiltinStrategy implements Strategy
       "concurrency-limited", "least-queueing");
 
   /** This strategy's state for one balancer, choosing over every target it is given. */
-  abstract StrategyInstance attach(BalancerContext context);
+  abstract AttachedStrategy attach(BalancerContext context);
 
   /**
    * This strategy attached to a balancer: with a local zone, wrapped for zone-aware routing
-   * ({@link ZoneAwareInstance}), unless it ranks targets by zone itself.
+   * ({@link ZoneRouting}), unless it ranks targets by zone itself.
    */
-  final StrategyInstance attachTo(BalancerContext context) {
-    return context.localZone.isEmpty() || ranksByZone() ? attach(context) : new ZoneAwareInstance(this, context);
+  final AttachedStrategy attachTo(BalancerContext context) {
+    return context.localZone.isEmpty() || ranksByZone() ? attach(context) : new ZoneRouting(this, context);
   }
 
   /** True for a strategy that prefers the local zone itself, so zone-aware routing leaves it alone. */

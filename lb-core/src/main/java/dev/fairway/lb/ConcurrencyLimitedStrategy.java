@@ -60,17 +60,17 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
   }
 
   @Override
-  StrategyInstance attach(BalancerContext context) {
-    return new Instance(context);
+  AttachedStrategy attach(BalancerContext context) {
+    return new Attached(context);
   }
 
-  final class Instance extends StrategyInstance {
+  final class Attached extends AttachedStrategy {
     /** The longest single park: a wait re-reads the (injected) ticker at least this often. */
     static final long MAX_PARK_NANOS = 10_000_000L;
     final BalancerContext context;
     final WaitQueue queue = new WaitQueue(maxQueue);
 
-    Instance(BalancerContext context) {
+    Attached(BalancerContext context) {
       this.context = context;
     }
 
@@ -154,6 +154,7 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
       return "all " + s.pickable.length + " targets are at their hard limit of " + hardLimit + " calls in flight";
     }
 
+    @Override
     int waiting() {
       return queue.size.get();
     }

@@ -44,8 +44,8 @@ final class ConsistentHashStrategy extends BuiltinStrategy {
   }
 
   @Override
-  StrategyInstance attach(BalancerContext context) {
-    return new StrategyInstance() {
+  AttachedStrategy attach(BalancerContext context) {
+    return new AttachedStrategy() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
         Ring before = previous instanceof RingSelector old ? old.ring : null;

@@ -32,9 +32,9 @@ final class KeyAffinityStrategy extends BuiltinStrategy {
   }
 
   @Override
-  StrategyInstance attach(BalancerContext context) {
+  AttachedStrategy attach(BalancerContext context) {
     AffinityTable table = new AffinityTable(maxKeys);
-    return new StrategyInstance() {
+    return new AttachedStrategy() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
         return new KeyAffinitySelector(snapshot, table, new PowerOfTwoChoicesStrategy.P2cSelector(snapshot, context.random));

@@ -46,21 +46,13 @@ import org.jspecify.annotations.Nullable;
 public final class LoadBalancer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(LoadBalancer.class.getName());
 
-  /**
-   * How long a target's load report ({@link Pick#reportLoad}) is used after it arrived.
-   * A report is a per-request snapshot of a queue that changes in milliseconds, so it is worth
-   * little after a few seconds; gRPC's weighted round robin expires its weights after 3 minutes
-   * (weight_expiration_period) because they are averages reported out of band, not snapshots. A
-   * target busy enough to matter answers many calls per report lifetime, so it keeps a fresh one;
-   * one that stops reporting is judged again by what this balancer measures itself.
-   */
-  static final long REPORT_TTL_NANOS = Duration.ofSeconds(5).toNanos();
-
   private final String service;
   private final TargetSource source;
   private final boolean ownsSource;
-  private final Strategy strategyDescription;
-  private final StrategyInstance strategy;
+  /** The strategy as configured (stateless). */
+  private final Strategy strategy;
+  /** The strategy attached to this balancer: its state, and the selector for each snapshot. */
+  private final AttachedStrategy attached;
   private final LongSupplier ticker;
   private final @Nullable MeterRegistry registry;
   private final BalancerMetrics metrics;
@@ -75,7 +67,7 @@ public final class LoadBalancer implements AutoCloseable {
     this.service = b.service;
     this.ownsSource = ownsSource;
     this.source = source;
-    this.strategyDescription = b.strategyOrDefault();
+    this.strategy = b.strategyOrDefault();
     this.ticker = b.ticker;
     this.registry = b.registry;
     PassiveHealth passive = b.passiveHealthOrDefault();
@@ -84,16 +76,16 @@ public final class LoadBalancer implements AutoCloseable {
         b.latencyDecay.toNanos());
     // With a local zone the strategy decides itself whether zone-aware routing wraps it; without one
     // the balancer is exactly the strategy, with no extra step on the pick path.
-    this.strategy = ((BuiltinStrategy) strategyDescription).attachTo(context);
+    this.attached = ((BuiltinStrategy) strategy).attachTo(context);
     this.published = this::published; // read later, by the metrics and by waiting callers
     this.metrics = registry == null ? BalancerMetrics.NOOP
-        : BalancerMetrics.micrometer(registry, service, published, ticker, strategy.splitsByZone());
+        : BalancerMetrics.micrometer(registry, service, published, ticker, attached.splitsByZone());
     TargetHealth.Rules rules = new TargetHealth.Rules(slowStart, passive, b.activeHealth);
-    this.updater = new BalancerUpdater(service, ticker, strategy,
+    this.updater = new BalancerUpdater(service, ticker, attached,
         new SnapshotBuilder(b.panicThresholdOrDefault(), slowStart), rules,
         passive, metrics);
     EjectionPolicy policy = new EjectionPolicy(service, passive, updater::members, updater);
-    this.completions = new Completions(context, strategy, policy, metrics);
+    this.completions = new Completions(context, attached, policy, metrics);
     // The first log call initialises the logging backend (tens of ms): do it now, not mid-ejection.
     LOG.isLoggable(System.Logger.Level.INFO);
     try {
@@ -164,7 +156,7 @@ public final class LoadBalancer implements AutoCloseable {
             + (justOut ? " or just taken out of service" : ""));
       }
       if (t == Selector.AT_CAPACITY) {
-        t = strategy.awaitSlot(affinityKey, ex, published);
+        t = attached.awaitSlot(affinityKey, ex, published);
         now = ticker.getAsLong();
         s = updater.published();
       } else if (!selector.acquiresSlot()) {
@@ -208,7 +200,7 @@ public final class LoadBalancer implements AutoCloseable {
     TrackedTarget[] m = updater.published().snapshot.members;
     List<TargetStatus> out = new ArrayList<>(m.length);
     for (TrackedTarget t : m) {
-      boolean fresh = t.reportFresh(now, REPORT_TTL_NANOS);
+      boolean fresh = t.reportFresh(now, TargetLoad.REPORT_TTL_NANOS);
       out.add(new TargetStatus(t.target, t.health.stateAt(now), t.inFlight, t.ewmaNanos / 1e6,
           fresh ? t.reportedUtilization : Double.NaN, fresh ? t.reportedInFlight : Double.NaN));
     }
@@ -221,7 +213,7 @@ public final class LoadBalancer implements AutoCloseable {
 
   /** The strategy this balancer was built with. */
   public Strategy strategy() {
-    return strategyDescription;
+    return strategy;
   }
 
   /** The registry given to the builder, for integrations that add their own meters. */
@@ -251,14 +243,14 @@ public final class LoadBalancer implements AutoCloseable {
     if (activeHealth != null) {
       activeHealth.close();
     }
-    strategy.close();
+    attached.close();
     metrics.close();
   }
 
   @Override
   public String toString() {
     TargetSnapshot s = updater.published().snapshot;
-    return "LoadBalancer{" + service + ", " + strategyDescription.name() + ", " + s.pickable.length + "/"
+    return "LoadBalancer{" + service + ", " + strategy.name() + ", " + s.pickable.length + "/"
         + s.members.length + " pickable}";
   }
 
@@ -274,7 +266,7 @@ public final class LoadBalancer implements AutoCloseable {
 
   /** Callers waiting for a slot of {@link Strategy#concurrencyLimited}; 0 for other strategies. */
   int waitingForSlot() {
-    return strategy instanceof ConcurrencyLimitedStrategy.Instance limited ? limited.waiting() : 0;
+    return attached.waiting();
   }
 
   private void onProbe(TrackedTarget t, boolean healthy) {

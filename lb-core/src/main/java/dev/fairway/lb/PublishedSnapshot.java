@@ -32,7 +32,7 @@ final class PublishedSnapshot {
    * {@code snapshot} with the selector {@code strategy} builds for it from {@code previous} (the
    * selector being replaced, or null), or with none when nothing is pickable.
    */
-  static PublishedSnapshot of(TargetSnapshot snapshot, StrategyInstance strategy, @Nullable Selector previous) {
+  static PublishedSnapshot of(TargetSnapshot snapshot, AttachedStrategy strategy, @Nullable Selector previous) {
     return new PublishedSnapshot(snapshot,
         snapshot.pickable.length == 0 ? null : strategy.selectorFor(snapshot, previous));
   }

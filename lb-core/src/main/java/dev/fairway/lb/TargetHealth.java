@@ -173,7 +173,7 @@ final class TargetHealth {
     if (state.phase != HealthPhase.HALF_OPEN) {
       return 0;
     }
-    return PeakEwmaLoad.incrementBelow(TRIALS, this, rules.trialPermits) ? 1 : -1;
+    return TargetLoad.incrementBelow(TRIALS, this, rules.trialPermits) ? 1 : -1;
   }
 
   void endTrial() {

@@ -3,7 +3,7 @@ package dev.fairway.lb;
 /**
  * The members of one balancer at one moment, frozen, as plain data: which of them may be picked,
  * their effective weights, which are on trial. Built by the {@link SnapshotBuilder}; only the
- * strategy turns it into a {@link Selector} ({@link StrategyInstance#selectorFor}), and the
+ * strategy turns it into a {@link Selector} ({@link AttachedStrategy#selectorFor}), and the
  * {@link BalancerUpdater} publishes the two together in a {@link PublishedSnapshot}. Never mutated
  * after it is built; it knows nothing of strategies.
  */

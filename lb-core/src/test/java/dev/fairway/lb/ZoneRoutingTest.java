@@ -43,7 +43,7 @@ class ZoneRoutingTest {
   }
 
   static ZoneSplit zoneSplit(LoadBalancer lb) {
-    return lb.published().selector instanceof ZoneAwareInstance.ZoneSelector z ? z.split : null;
+    return lb.published().selector instanceof ZoneRouting.ZoneSelector z ? z.split : null;
   }
 
   static Map<String, Integer> keyedCounts(LoadBalancer lb, int keys) throws NoTargetAvailableException {
@@ -132,7 +132,7 @@ class ZoneRoutingTest {
   void spill_hashStrategies_keepTheKeysBelowTheShareLocal_andEveryKeyOnOneTarget() throws Exception {
     int local = 0;
     for (int i = 0; i < 3000; i++) {
-      if (ZoneAwareInstance.keyFraction("key-" + i) < 2.0 / 3) {
+      if (ZoneRouting.keyFraction("key-" + i) < 2.0 / 3) {
         local++;
       }
     }

@@ -5,16 +5,26 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A strategy attached to one balancer: owns the state that must outlive a snapshot (counters,
- * affinity table, wait queue) and builds a {@link Selector} for each new snapshot.
+ * A strategy attached to one balancer, the middle of a strategy's three lifetimes: the
+ * {@link Strategy} is the stateless description a user configures; {@link BuiltinStrategy#attach}
+ * makes one of these per balancer, owning the state that must outlive a snapshot (counters,
+ * affinity table, wait queue); and it turns each new {@link TargetSnapshot} into a {@link Selector},
+ * which chooses for that snapshot alone.
  */
-abstract class StrategyInstance {
+abstract class AttachedStrategy {
   /**
    * A selector for {@code snapshot} (which has at least one pickable target). {@code previous} is the
    * selector of the snapshot being replaced, or null, so expensive structures that depend only on
    * membership (a hash ring) can be reused when {@code membershipVersion} did not change.
    */
   abstract Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous);
+
+  /**
+   * Called when a call on {@code target} succeeded, before its slot is freed: {@code inFlightAtPick}
+   * of this balancer's calls were on it when the call was picked (itself included). Once per call,
+   * also under zone-aware routing. Only least queueing learns from it.
+   */
+  void onSuccess(TrackedTarget target, int inFlightAtPick, long latencyNanos, long nowNanos) {}
 
   /** Called when a hold on {@code target} ends, whatever the outcome. */
   void onRelease(TrackedTarget target) {}
@@ -33,7 +43,7 @@ abstract class StrategyInstance {
     throw new IllegalStateException(getClass().getName() + " has no capacity limit to wait for");
   }
 
-  /** True for zone-aware routing ({@link ZoneAwareInstance}): its selectors split calls by zone. */
+  /** True for zone-aware routing ({@link ZoneRouting}): its selectors split calls by zone. */
   boolean splitsByZone() {
     return false;
   }
@@ -41,6 +51,11 @@ abstract class StrategyInstance {
   /** The affinity table, for strategies that keep one; null for the others. */
   @Nullable AffinityTable affinityTable() {
     return null;
+  }
+
+  /** Callers waiting for a slot ({@link Strategy#concurrencyLimited}); 0 for the strategies that never wait. */
+  int waiting() {
+    return 0;
   }
 
   void close() {}

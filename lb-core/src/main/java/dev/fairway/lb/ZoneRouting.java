@@ -17,17 +17,17 @@ import org.jspecify.annotations.Nullable;
  * {@link Strategy#concurrencyLimited} is not, since it already ranks targets by closeness under its
  * soft limit and so spills exactly when the local zone runs out of slots.
  */
-final class ZoneAwareInstance extends StrategyInstance {
-  private final StrategyInstance all;
-  private final StrategyInstance local;
-  private final StrategyInstance remote;
+final class ZoneRouting extends AttachedStrategy {
+  private final AttachedStrategy all;
+  private final AttachedStrategy local;
+  private final AttachedStrategy remote;
   private final RandomSource random;
   /** True for the strategies that place keys: a key's zone then follows from its hash, not a draw. */
   private final boolean keyed;
 
   private final String localZone;
 
-  ZoneAwareInstance(BuiltinStrategy strategy, BalancerContext context) {
+  ZoneRouting(BuiltinStrategy strategy, BalancerContext context) {
     this.all = strategy.attach(context);
     this.local = strategy.attach(context);
     this.remote = strategy.attach(context);
@@ -48,13 +48,23 @@ final class ZoneAwareInstance extends StrategyInstance {
     return new ZoneSelector(split, l, r, random, keyed);
   }
 
-  private static @Nullable Selector side(TargetSnapshot side, StrategyInstance instance, @Nullable Selector previous) {
+  private static @Nullable Selector side(TargetSnapshot side, AttachedStrategy instance, @Nullable Selector previous) {
     return side.pickable.length == 0 ? null : instance.selectorFor(side, previous);
   }
 
   @Override
   boolean splitsByZone() {
     return true;
+  }
+
+  @Override
+  void onSuccess(TrackedTarget target, int inFlightAtPick, long latencyNanos, long nowNanos) {
+    all.onSuccess(target, inFlightAtPick, latencyNanos, nowNanos); // learns per target: once is enough
+  }
+
+  @Override
+  int waiting() {
+    return all.waiting();
   }
 
   @Override
