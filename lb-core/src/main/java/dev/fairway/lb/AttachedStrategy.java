@@ -33,14 +33,15 @@ abstract class AttachedStrategy {
   void onPublish() {}
 
   /**
-   * Called when the selector answered {@link Selector#AT_CAPACITY}: waits for a slot and returns the
-   * target whose slot it took. Only strategies whose selectors answer that override it.
+   * Called when the selector chose nothing. A strategy with a capacity limit waits here for a slot
+   * if a candidate is at its limit, and returns the target whose slot it took; null (the default)
+   * means every candidate is excluded.
    *
    * @param published what the balancer publishes, read again after every wake-up
    */
-  TrackedTarget awaitSlot(@Nullable String key, @Nullable Set<Target> exclude, Supplier<PublishedSnapshot> published)
-      throws NoTargetAvailableException {
-    throw new IllegalStateException(getClass().getName() + " has no capacity limit to wait for");
+  @Nullable TrackedTarget awaitSlot(@Nullable String key, @Nullable Set<Target> exclude,
+      Supplier<PublishedSnapshot> published) throws NoTargetAvailableException {
+    return null;
   }
 
   /** True for zone-aware routing ({@link ZoneRouting}): its selectors split calls by zone. */

@@ -104,8 +104,12 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
      * release and by every published snapshot; the deadline is read from the balancer's ticker.
      */
     @Override
-    TrackedTarget awaitSlot(@Nullable String key, @Nullable Set<Target> exclude, java.util.function.Supplier<PublishedSnapshot> published)
-        throws NoTargetAvailableException {
+    @Nullable TrackedTarget awaitSlot(@Nullable String key, @Nullable Set<Target> exclude,
+        java.util.function.Supplier<PublishedSnapshot> published) throws NoTargetAvailableException {
+      if (!queue.hasWaiters() && published.get().selector instanceof LimitedSelector current
+          && !current.anyAllowed(exclude)) {
+        return null; // nothing was full: every target is excluded
+      }
       String service = context.service;
       long waitNanos = maxWait.toNanos();
       if (waitNanos == 0) {
@@ -125,13 +129,14 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
             throw NoTargetAvailableException.of(service, s.unavailableReason);
           }
           if (queue.isHead(me)) {
-            TrackedTarget t = ((LimitedSelector) p.selector).take(exclude);
-            if (t == null) {
+            LimitedSelector selector = (LimitedSelector) p.selector;
+            TrackedTarget t = selector.take(exclude);
+            if (t != null) {
+              return t;
+            }
+            if (!selector.anyAllowed(exclude)) {
               throw NoTargetAvailableException.of(service,
                   "all " + s.pickable.length + " available targets are excluded");
-            }
-            if (t != Selector.AT_CAPACITY) {
-              return t;
             }
           }
           long left = deadline - context.ticker.getAsLong();
@@ -236,13 +241,29 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
       return true;
     }
 
-    /** For a new caller: {@link #AT_CAPACITY} while others wait, so nobody overtakes the queue. */
+    /**
+     * For a new caller: nothing while others wait, so nobody overtakes the queue (the balancer then
+     * calls {@link Attached#awaitSlot}, which queues it).
+     */
     @Override
     @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos) {
-      return queue.hasWaiters() ? AT_CAPACITY : take(exclude);
+      return queue.hasWaiters() ? null : take(exclude);
     }
 
-    /** Takes a slot by the rules above: a target, {@link #AT_CAPACITY}, or null if all are excluded. */
+    /** True if some target is not excluded: then a null from {@link #take} means every one is full. */
+    boolean anyAllowed(@Nullable Set<Target> exclude) {
+      for (TrackedTarget t : targets) {
+        if (!excluded(t, exclude)) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    /**
+     * Takes a slot by the rules above: the target whose slot it took, or null when every allowed
+     * target is at its hard limit or every one is excluded ({@link #anyAllowed} tells which).
+     */
     @Nullable TrackedTarget take(@Nullable Set<Target> exclude) {
       int n = targets.length;
       if (n > FULL_SCAN_LIMIT) {
@@ -283,14 +304,14 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
         }
         int chosen = closest >= 0 ? closest : leastLoaded;
         if (chosen < 0) {
-          return AT_CAPACITY;
+          return null; // every allowed target is at hard
         }
         if (targets[chosen].tryAcquire(hardLimit)) {
           return targets[chosen];
         }
         // Lost a race for the last slot below hard: look again.
       }
-      return AT_CAPACITY;
+      return null;
     }
 
     /**

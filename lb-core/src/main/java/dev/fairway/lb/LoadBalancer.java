@@ -151,12 +151,12 @@ public final class LoadBalancer implements AutoCloseable {
       }
       TrackedTarget t = selector.select(affinityKey, ex, now);
       if (t == null) {
-        throw NoTargetAvailableException.of(service, "all " + s.snapshot.pickable.length + " available targets are excluded"
-            + (trialsFull ? " or on trial with every trial permit in use" : "")
-            + (justOut ? " or just taken out of service" : ""));
-      }
-      if (t == Selector.AT_CAPACITY) {
-        t = attached.awaitSlot(affinityKey, ex, published);
+        t = attached.awaitSlot(affinityKey, ex, published); // a strategy with a capacity limit waits
+        if (t == null) {
+          throw NoTargetAvailableException.of(service, "all " + s.snapshot.pickable.length
+              + " available targets are excluded" + (trialsFull ? " or on trial with every trial permit in use" : "")
+              + (justOut ? " or just taken out of service" : ""));
+        }
         now = ticker.getAsLong();
         s = updater.published();
       } else if (!selector.acquiresSlot()) {
