@@ -13,10 +13,10 @@ final class Completions {
   private final LongSupplier ticker;
   private final double tauNanos;
   private final AttachedStrategy strategy;
-  private final EjectionPolicy passive;
+  private final PassiveHealthChecker passive;
   private final BalancerMetrics metrics;
 
-  Completions(BalancerContext context, AttachedStrategy strategy, EjectionPolicy passive, BalancerMetrics metrics) {
+  Completions(BalancerContext context, AttachedStrategy strategy, PassiveHealthChecker passive, BalancerMetrics metrics) {
     this.ticker = context.ticker;
     this.tauNanos = context.tauNanos;
     this.strategy = strategy;

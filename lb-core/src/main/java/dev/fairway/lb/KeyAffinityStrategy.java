@@ -34,10 +34,12 @@ final class KeyAffinityStrategy extends BuiltinStrategy {
   @Override
   AttachedStrategy attach(BalancerContext context) {
     AffinityTable table = new AffinityTable(maxKeys);
+    // A null key has no home: power of two choices, attached to this balancer as a strategy of its own.
+    AttachedStrategy keyless = new PowerOfTwoChoicesStrategy().attach(context);
     return new AttachedStrategy() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
-        return new KeyAffinitySelector(snapshot, table, new PowerOfTwoChoicesStrategy.P2cSelector(snapshot, context.random));
+        return new KeyAffinitySelector(snapshot, table, keyless.selectorFor(snapshot, null));
       }
 
       @Override

@@ -84,8 +84,8 @@ public final class LoadBalancer implements AutoCloseable {
     this.updater = new BalancerUpdater(service, ticker, attached,
         new SnapshotBuilder(b.panicThresholdOrDefault(), slowStart), rules,
         passive, metrics);
-    EjectionPolicy policy = new EjectionPolicy(service, passive, updater::members, updater);
-    this.completions = new Completions(context, attached, policy, metrics);
+    PassiveHealthChecker passiveChecker = new PassiveHealthChecker(service, passive, updater::members, updater);
+    this.completions = new Completions(context, attached, passiveChecker, metrics);
     // The first log call initialises the logging backend (tens of ms): do it now, not mid-ejection.
     LOG.isLoggable(System.Logger.Level.INFO);
     try {

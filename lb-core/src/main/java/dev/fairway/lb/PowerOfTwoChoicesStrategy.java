@@ -25,7 +25,7 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
     };
   }
 
-  static final class P2cSelector extends Selector {
+  private static final class P2cSelector extends Selector {
     private final TrackedTarget[] targets;
     private final long[] weights;
     private final WeightedSampler sampler;

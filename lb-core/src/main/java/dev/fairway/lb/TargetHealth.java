@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * as a {@link HealthTransition}.
  *
  * <p>Resilience4j plays no part in the phase: its breaker is only the outcome window that the
- * {@link EjectionPolicy} asks "should this target be ejected?". Fairway owns the phases because
+ * {@link PassiveHealthChecker} asks "should this target be ejected?". Fairway owns the phases because
  * they carry what a breaker cannot: slow start, the cap on ejected targets, probes that end an
  * ejection early, unhealthy-by-source, and trial calls admitted on the pick path without calling
  * into the breaker.
