@@ -62,7 +62,8 @@ final class BalancerUpdater {
     this.rules = rules;
     this.passive = passive;
     this.metrics = metrics;
-    this.published = PublishedSnapshot.of(builder.build(Membership.NONE, ticker.getAsLong()), strategy, null);
+    long mark = rules.epoch.mark();
+    this.published = PublishedSnapshot.of(builder.build(Membership.NONE, ticker.getAsLong()), strategy, null, mark);
   }
 
   /** What picks read now. */
@@ -104,7 +105,7 @@ final class BalancerUpdater {
   /** Publishes the closed snapshot at once; the applier applies nothing after it. */
   void close() {
     closed = true;
-    published = new PublishedSnapshot(SnapshotBuilder.closed(), null);
+    published = new PublishedSnapshot(SnapshotBuilder.closed(), null, HealthEpoch.UNSETTLED);
     drain();
     fire(LoadBalancerListener::closed);
     listeners.clear();
@@ -192,8 +193,9 @@ final class BalancerUpdater {
 
   private void publish(long now) {
     PublishedSnapshot seen = published;
+    long mark = rules.epoch.mark(); // before the build reads any target's health
     TargetSnapshot next = builder.build(membership, now);
-    PublishedSnapshot out = PublishedSnapshot.of(next, strategy, seen.selector);
+    PublishedSnapshot out = PublishedSnapshot.of(next, strategy, seen.selector, mark);
     TrackedTarget[] m = next.members;
     for (int i = 0; i < m.length; i++) {
       m[i].pickable = next.memberPickable[i];

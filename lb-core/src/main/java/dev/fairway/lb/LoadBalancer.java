@@ -62,6 +62,7 @@ public final class LoadBalancer implements AutoCloseable {
   private final AutoCloseable subscription;
   private final @Nullable ActiveHealthChecker activeHealth;
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final HealthEpoch healthEpoch;
 
   private LoadBalancer(Builder b, TargetSource source, boolean ownsSource) {
     this.service = b.service;
@@ -81,6 +82,7 @@ public final class LoadBalancer implements AutoCloseable {
     this.metrics = registry == null ? BalancerMetrics.NOOP
         : BalancerMetrics.micrometer(registry, service, published, ticker, attached.splitsByZone());
     TargetHealth.Rules rules = new TargetHealth.Rules(slowStart, passive, b.activeHealth);
+    this.healthEpoch = rules.epoch;
     this.updater = new BalancerUpdater(service, ticker, attached,
         new SnapshotBuilder(b.panicThresholdOrDefault(), slowStart), rules,
         passive, metrics);
@@ -162,10 +164,11 @@ public final class LoadBalancer implements AutoCloseable {
       } else if (!selector.acquiresSlot()) {
         t.acquire();
       }
-      if (!s.panic && t.health.outAt(now)) {
+      if (!s.panic && s.healthMark != healthEpoch.started && t.health.outAt(now)) {
         // Ejected or unhealthy since this snapshot was built, and status() already says so: the
         // snapshot without it is on its way (another thread is applying changes). Choose again
-        // without it, so no pick returns a target status() shows out.
+        // without it, so no pick returns a target status() shows out. Asked only when a change to
+        // out of service may be missing from the snapshot (HealthEpoch): one shared read otherwise.
         completions.release(t, false);
         ex = excludingAlso(ex, t);
         justOut = true;

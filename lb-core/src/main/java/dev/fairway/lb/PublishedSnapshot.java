@@ -18,9 +18,12 @@ final class PublishedSnapshot {
   final boolean panic;
   /** {@link TargetSnapshot#trialTargets}. */
   final int trialTargets;
+  /** {@link HealthEpoch#mark} as read before the snapshot read any target's health. */
+  final long healthMark;
 
-  PublishedSnapshot(TargetSnapshot snapshot, @Nullable Selector selector) {
+  PublishedSnapshot(TargetSnapshot snapshot, @Nullable Selector selector, long healthMark) {
     this.snapshot = snapshot;
+    this.healthMark = healthMark;
     this.selector = selector;
     this.reviewAtNanos = selector == null ? snapshot.reviewAtNanos
         : Math.min(snapshot.reviewAtNanos, selector.reviewAtNanos());
@@ -32,8 +35,9 @@ final class PublishedSnapshot {
    * {@code snapshot} with the selector {@code strategy} builds for it from {@code previous} (the
    * selector being replaced, or null), or with none when nothing is pickable.
    */
-  static PublishedSnapshot of(TargetSnapshot snapshot, AttachedStrategy strategy, @Nullable Selector previous) {
+  static PublishedSnapshot of(TargetSnapshot snapshot, AttachedStrategy strategy, @Nullable Selector previous,
+      long healthMark) {
     return new PublishedSnapshot(snapshot,
-        snapshot.pickable.length == 0 ? null : strategy.selectorFor(snapshot, previous));
+        snapshot.pickable.length == 0 ? null : strategy.selectorFor(snapshot, previous), healthMark);
   }
 }

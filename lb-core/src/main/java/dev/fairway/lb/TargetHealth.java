@@ -41,6 +41,8 @@ final class TargetHealth {
   /** What the state machine needs to know about the balancer's configuration. Immutable. */
   static final class Rules {
     final SlowStart slowStart;
+    /** The balancer's count of changes to out of service, shared by all its targets. */
+    final HealthEpoch epoch = new HealthEpoch();
     final PassiveHealth passive;
     /** Trial calls a half-open target may have in flight at once. */
     final int trialPermits;
@@ -153,8 +155,8 @@ final class TargetHealth {
   /**
    * True if the target is out of service at {@code now} (ejected and the ejection not over, or
    * unhealthy): what {@link #stateAt} shows as EJECTED or UNHEALTHY. The pick path asks this of the
-   * target it chose, because a transition is visible here before the snapshot that reflects it is
-   * published.
+   * target it chose when the {@link HealthEpoch} says a change may not be in its snapshot yet: a
+   * transition is visible here before the snapshot that reflects it is published.
    */
   boolean outAt(long now) {
     State s = state;
@@ -191,7 +193,15 @@ final class TargetHealth {
       if (n == s) {
         return null;
       }
-      if (STATE.compareAndSet(this, s, n)) {
+      boolean out = !n.phase.inService();
+      if (out) {
+        rules.epoch.begin(); // before the state changes: see HealthEpoch
+      }
+      boolean changed = STATE.compareAndSet(this, s, n);
+      if (out) {
+        rules.epoch.end();
+      }
+      if (changed) {
         if (n.phase == s.phase) {
           return null;
         }

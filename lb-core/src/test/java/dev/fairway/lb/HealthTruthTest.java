@@ -117,4 +117,15 @@ class HealthTruthTest {
     assertThat(state(lb, t(1))).isEqualTo(TargetState.UNHEALTHY);
     lb.close();
   }
+
+  /** The pick path skips the health read only while no change to out of service can be missing. */
+  @Test
+  void healthEpoch_isUnsettledWhileAChangeIsUnderWay_andSettledAfter() {
+    HealthEpoch epoch = new HealthEpoch();
+    assertThat(epoch.mark()).isEqualTo(0).isEqualTo(epoch.started);
+    epoch.begin();
+    assertThat(epoch.mark()).isEqualTo(HealthEpoch.UNSETTLED);
+    epoch.end();
+    assertThat(epoch.mark()).isEqualTo(1).isEqualTo(epoch.started);
+  }
 }
