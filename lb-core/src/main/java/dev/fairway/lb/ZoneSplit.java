@@ -31,8 +31,9 @@ import org.jspecify.annotations.Nullable;
  * nowhere else to go. Regaining it brings calls back only stepwise: once the local share has held
  * for {@link #RISE_INTERVAL_NANOS} it rises by at most {@link #RISE_STEP} per interval, so a target
  * that just came back from an ejection is not handed its zone's whole share at once (which would
- * eject it again and swing the traffic back and forth). The snapshot's review time schedules the
- * steps; nothing on the pick path measures time for this.
+ * eject it again and swing the traffic back and forth). The zone selector's review time
+ * ({@link #nextRiseAtNanos}, published with the snapshot) schedules the steps; nothing on the pick
+ * path measures time for this.
  *
  * <p>Panic, per zone and overall: a zone short of healthy targets sheds its calls to the others by
  * the rule above (its panic is the spill; its unhealthy targets get no calls while other zones can
