@@ -36,15 +36,15 @@ class BalancerMetrics {
 
   void close() {}
 
-  static BalancerMetrics micrometer(MeterRegistry registry, String service, Supplier<TargetSnapshot> snapshot,
+  static BalancerMetrics micrometer(MeterRegistry registry, String service, Supplier<PublishedSnapshot> published,
       LongSupplier ticker) {
-    return new MicrometerMetrics(registry, service, snapshot, ticker, false);
+    return new MicrometerMetrics(registry, service, published, ticker, false);
   }
 
   /** As {@link #micrometer(MeterRegistry, String, Supplier, LongSupplier)}, with {@code fairway.zone.spill} when {@code zoneAware}. */
-  static BalancerMetrics micrometer(MeterRegistry registry, String service, Supplier<TargetSnapshot> snapshot,
+  static BalancerMetrics micrometer(MeterRegistry registry, String service, Supplier<PublishedSnapshot> published,
       LongSupplier ticker, boolean zoneAware) {
-    return new MicrometerMetrics(registry, service, snapshot, ticker, zoneAware);
+    return new MicrometerMetrics(registry, service, published, ticker, zoneAware);
   }
 
   /**
@@ -52,7 +52,7 @@ class BalancerMetrics {
    * {@code fairway.affinity.invalidations{service,balancer}}, {@code fairway.panic{service,balancer}},
    * {@code fairway.inflight{service,balancer,target}}, and with zone-aware routing
    * {@code fairway.zone.spill{service,balancer}} (the share of calls the current snapshot sends out
-   * of the local zone, 0..1; read from the snapshot, so it costs the pick path nothing). The {@code balancer} tag (a number unique in
+   * of the local zone, 0..1; read from the published selector, so it costs the pick path nothing). The {@code balancer} tag (a number unique in
    * the process) keeps two balancers of one service apart: each has its own meters, and closing
    * one removes only its own. Per-target meters are removed when the target leaves, so tag
    * cardinality follows the live list. Nothing is registered before {@link #start}.
@@ -63,7 +63,7 @@ class BalancerMetrics {
     private final MeterRegistry registry;
     private final String service;
     private final String balancer = String.valueOf(BALANCERS.incrementAndGet());
-    private final Supplier<TargetSnapshot> snapshot;
+    private final Supplier<PublishedSnapshot> published;
     private final LongSupplier ticker;
     private final List<Meter> shared = new ArrayList<>();
     private final Map<TrackedTarget, List<Meter>> perTarget = new ConcurrentHashMap<>();
@@ -74,12 +74,12 @@ class BalancerMetrics {
     private volatile boolean started;
     private final boolean zoneAware;
 
-    MicrometerMetrics(MeterRegistry registry, String service, Supplier<TargetSnapshot> snapshot, LongSupplier ticker,
+    MicrometerMetrics(MeterRegistry registry, String service, Supplier<PublishedSnapshot> published, LongSupplier ticker,
         boolean zoneAware) {
       this.zoneAware = zoneAware;
       this.registry = registry;
       this.service = service;
-      this.snapshot = snapshot;
+      this.published = published;
       this.ticker = ticker;
     }
 
@@ -110,7 +110,7 @@ class BalancerMetrics {
       shared.add(panic);
       if (zoneAware) {
         shared.add(
-            Gauge.builder("fairway.zone.spill", this, m -> 1.0 - ZoneAwareInstance.localShare(m.snapshot.get()))
+            Gauge.builder("fairway.zone.spill", this, m -> m.spill())
                 .description("Share of calls sent out of the local zone by the current snapshot")
                 .tag("service", service)
                 .tag("balancer", balancer)
@@ -122,11 +122,17 @@ class BalancerMetrics {
       }
     }
 
+    /** The share of calls the published selector sends out of the local zone. */
+    private double spill() {
+      Selector selector = published.get().selector;
+      return selector == null ? 0.0 : 1.0 - selector.localShare();
+    }
+
     /** Members in {@code state} as of now: a warm-up or ejection that ended reads as ended. */
     private double count(TargetState state) {
       long now = ticker.getAsLong();
       int n = 0;
-      for (TrackedTarget t : snapshot.get().members) {
+      for (TrackedTarget t : published.get().snapshot.members) {
         if (t.health.stateAt(now) == state) {
           n++;
         }

@@ -22,17 +22,19 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>One application: take the latest list and apply it whole ({@link Membership}), apply due
  * time-derived health changes, collect the offered transitions, build the snapshot
- * ({@link SnapshotBuilder}), publish it with one volatile write, then log, count and tell listeners.
+ * ({@link SnapshotBuilder}), have the strategy turn it into a selector given the previous one, publish
+ * the two together ({@link PublishedSnapshot}) with one volatile write, then log, count and tell
+ * listeners.
  * Listener calls therefore come one at a time, after the change, outside any lock.
  */
 final class BalancerUpdater {
   private static final System.Logger LOG = System.getLogger(LoadBalancer.class.getName());
-  private static final AtomicReferenceFieldUpdater<BalancerUpdater, TargetSnapshot> SNAPSHOT =
-      AtomicReferenceFieldUpdater.newUpdater(BalancerUpdater.class, TargetSnapshot.class, "snapshot");
+  private static final AtomicReferenceFieldUpdater<BalancerUpdater, PublishedSnapshot> PUBLISHED =
+      AtomicReferenceFieldUpdater.newUpdater(BalancerUpdater.class, PublishedSnapshot.class, "published");
 
   private final String service;
   private final LongSupplier ticker;
-  private final StrategyInstance strategy;
+  private final AttachedStrategy strategy;
   private final SnapshotBuilder builder;
   private final TargetHealth.Rules rules;
   private final PassiveHealth passive;
@@ -45,13 +47,13 @@ final class BalancerUpdater {
   private volatile boolean metricsPending;
   private volatile boolean closed;
 
-  /** Published via volatile; never mutated after publication. */
-  private volatile TargetSnapshot snapshot;
+  /** The snapshot and its selector, published together via volatile; never mutated after publication. */
+  private volatile PublishedSnapshot published;
   /** Written by the applier only. */
   private volatile Membership membership = Membership.NONE;
   private boolean panicLogged; // applier only
 
-  BalancerUpdater(String service, LongSupplier ticker, StrategyInstance strategy, SnapshotBuilder builder,
+  BalancerUpdater(String service, LongSupplier ticker, AttachedStrategy strategy, SnapshotBuilder builder,
       TargetHealth.Rules rules, PassiveHealth passive, BalancerMetrics metrics) {
     this.service = service;
     this.ticker = ticker;
@@ -60,11 +62,13 @@ final class BalancerUpdater {
     this.rules = rules;
     this.passive = passive;
     this.metrics = metrics;
-    this.snapshot = builder.build(Membership.NONE, ticker.getAsLong(), strategy, null);
+    long mark = rules.epoch.mark();
+    this.published = PublishedSnapshot.of(builder.build(Membership.NONE, ticker.getAsLong()), strategy, null, mark);
   }
 
-  TargetSnapshot snapshot() {
-    return snapshot;
+  /** What picks read now. */
+  PublishedSnapshot published() {
+    return published;
   }
 
   TrackedTarget[] members() {
@@ -101,7 +105,7 @@ final class BalancerUpdater {
   /** Publishes the closed snapshot at once; the applier applies nothing after it. */
   void close() {
     closed = true;
-    snapshot = SnapshotBuilder.closed(strategy);
+    published = new PublishedSnapshot(SnapshotBuilder.closed(), null, HealthEpoch.UNSETTLED);
     drain();
     fire(LoadBalancerListener::closed);
     listeners.clear();
@@ -188,13 +192,15 @@ final class BalancerUpdater {
   }
 
   private void publish(long now) {
-    TargetSnapshot seen = snapshot;
-    TargetSnapshot next = builder.build(membership, now, strategy, seen.selector);
+    PublishedSnapshot seen = published;
+    long mark = rules.epoch.mark(); // before the build reads any target's health
+    TargetSnapshot next = builder.build(membership, now);
+    PublishedSnapshot out = PublishedSnapshot.of(next, strategy, seen.selector, mark);
     TrackedTarget[] m = next.members;
     for (int i = 0; i < m.length; i++) {
       m[i].pickable = next.memberPickable[i];
     }
-    if (closed || !SNAPSHOT.compareAndSet(this, seen, next)) {
+    if (closed || !PUBLISHED.compareAndSet(this, seen, out)) {
       return; // closed meanwhile: the closed snapshot stays
     }
     strategy.onPublish();
@@ -244,21 +250,12 @@ final class BalancerUpdater {
         LOG.log(t.to.inService() ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
             "{0}: {1} {2} -> {3}: {4}", service, id, t.from, t.to, t.reason);
       }
-      TargetState from = shown(t.from);
+      TargetState from = t.shownBefore;
       TargetState to = t.target.health.stateAt(now);
       if (from != to) {
         fire(l -> l.healthChanged(t.target.target, from, to, t.reason));
       }
     }
-  }
-
-  private static TargetState shown(HealthPhase p) {
-    return switch (p) {
-      case EJECTED -> TargetState.EJECTED;
-      case UNHEALTHY -> TargetState.UNHEALTHY;
-      case WARMING -> TargetState.WARMING;
-      default -> TargetState.HEALTHY;
-    };
   }
 
   private void guarded(Runnable r, String what) {

@@ -12,18 +12,16 @@ import java.util.function.LongSupplier;
 final class Completions {
   private final LongSupplier ticker;
   private final double tauNanos;
-  private final StrategyInstance strategy;
-  private final EjectionPolicy passive;
+  private final AttachedStrategy strategy;
+  private final PassiveHealthChecker passive;
   private final BalancerMetrics metrics;
-  private final OtherClients otherClients;
 
-  Completions(BalancerContext context, StrategyInstance strategy, EjectionPolicy passive, BalancerMetrics metrics) {
+  Completions(BalancerContext context, AttachedStrategy strategy, PassiveHealthChecker passive, BalancerMetrics metrics) {
     this.ticker = context.ticker;
     this.tauNanos = context.tauNanos;
     this.strategy = strategy;
     this.passive = passive;
     this.metrics = metrics;
-    this.otherClients = context.otherClients;
   }
 
   long nanoTime() {
@@ -35,9 +33,7 @@ final class Completions {
     long latency = recordedLatencyNanos >= 0 ? recordedLatencyNanos : Math.max(0, now - startNanos);
     t.recordLatency(latency, now, tauNanos);
     t.recordSuccessLatency(latency, now);
-    if (t.recordConcurrency(inFlightAtPick, latency, now)) {
-      otherClients.seen(now, t.minLatencyNanos);
-    }
+    strategy.onSuccess(t, inFlightAtPick, latency, now);
     t.releaseSlot();
     CircuitBreaker window = t.breaker;
     if (window != null) {

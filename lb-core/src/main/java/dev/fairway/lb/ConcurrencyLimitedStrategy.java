@@ -50,22 +50,27 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
   }
 
   @Override
+  boolean ranksByZone() {
+    return true;
+  }
+
+  @Override
   public String toString() {
     return name() + "(soft=" + softLimit + ", hard=" + hardLimit + ", maxWait=" + maxWait + ")";
   }
 
   @Override
-  StrategyInstance attach(BalancerContext context) {
-    return new Instance(context);
+  AttachedStrategy attach(BalancerContext context) {
+    return new Attached(context);
   }
 
-  final class Instance extends StrategyInstance {
+  final class Attached extends AttachedStrategy {
     /** The longest single park: a wait re-reads the (injected) ticker at least this often. */
     static final long MAX_PARK_NANOS = 10_000_000L;
     final BalancerContext context;
     final WaitQueue queue = new WaitQueue(maxQueue);
 
-    Instance(BalancerContext context) {
+    Attached(BalancerContext context) {
       this.context = context;
     }
 
@@ -99,33 +104,39 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
      * release and by every published snapshot; the deadline is read from the balancer's ticker.
      */
     @Override
-    TrackedTarget awaitSlot(@Nullable String key, @Nullable Set<Target> exclude, java.util.function.Supplier<TargetSnapshot> snapshots)
-        throws NoTargetAvailableException {
+    @Nullable TrackedTarget awaitSlot(@Nullable String key, @Nullable Set<Target> exclude,
+        java.util.function.Supplier<PublishedSnapshot> published) throws NoTargetAvailableException {
+      if (!queue.hasWaiters() && published.get().selector instanceof LimitedSelector current
+          && !current.anyAllowed(exclude)) {
+        return null; // nothing was full: every target is excluded
+      }
       String service = context.service;
       long waitNanos = maxWait.toNanos();
       if (waitNanos == 0) {
-        throw NoTargetAvailableException.of(service, atHardLimit(snapshots.get()));
+        throw NoTargetAvailableException.of(service, atHardLimit(published.get().snapshot));
       }
       Thread me = Thread.currentThread();
       if (!queue.enter(me)) {
         throw NoTargetAvailableException.of(service,
-            atHardLimit(snapshots.get()) + ", and " + maxQueue + " callers are already waiting");
+            atHardLimit(published.get().snapshot) + ", and " + maxQueue + " callers are already waiting");
       }
       long deadline = context.ticker.getAsLong() + waitNanos;
       try {
         for (;;) {
-          TargetSnapshot s = snapshots.get();
-          if (s.selector == null) {
+          PublishedSnapshot p = published.get();
+          TargetSnapshot s = p.snapshot;
+          if (p.selector == null) {
             throw NoTargetAvailableException.of(service, s.unavailableReason);
           }
           if (queue.isHead(me)) {
-            TrackedTarget t = ((LimitedSelector) s.selector).take(exclude);
-            if (t == null) {
+            LimitedSelector selector = (LimitedSelector) p.selector;
+            TrackedTarget t = selector.take(exclude);
+            if (t != null) {
+              return t;
+            }
+            if (!selector.anyAllowed(exclude)) {
               throw NoTargetAvailableException.of(service,
                   "all " + s.pickable.length + " available targets are excluded");
-            }
-            if (t != Selector.AT_CAPACITY) {
-              return t;
             }
           }
           long left = deadline - context.ticker.getAsLong();
@@ -148,6 +159,7 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
       return "all " + s.pickable.length + " targets are at their hard limit of " + hardLimit + " calls in flight";
     }
 
+    @Override
     int waiting() {
       return queue.size.get();
     }
@@ -229,13 +241,29 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
       return true;
     }
 
-    /** For a new caller: {@link #AT_CAPACITY} while others wait, so nobody overtakes the queue. */
+    /**
+     * For a new caller: nothing while others wait, so nobody overtakes the queue (the balancer then
+     * calls {@link Attached#awaitSlot}, which queues it).
+     */
     @Override
     @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos) {
-      return queue.hasWaiters() ? AT_CAPACITY : take(exclude);
+      return queue.hasWaiters() ? null : take(exclude);
     }
 
-    /** Takes a slot by the rules above: a target, {@link #AT_CAPACITY}, or null if all are excluded. */
+    /** True if some target is not excluded: then a null from {@link #take} means every one is full. */
+    boolean anyAllowed(@Nullable Set<Target> exclude) {
+      for (TrackedTarget t : targets) {
+        if (!excluded(t, exclude)) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    /**
+     * Takes a slot by the rules above: the target whose slot it took, or null when every allowed
+     * target is at its hard limit or every one is excluded ({@link #anyAllowed} tells which).
+     */
     @Nullable TrackedTarget take(@Nullable Set<Target> exclude) {
       int n = targets.length;
       if (n > FULL_SCAN_LIMIT) {
@@ -276,14 +304,14 @@ final class ConcurrencyLimitedStrategy extends BuiltinStrategy {
         }
         int chosen = closest >= 0 ? closest : leastLoaded;
         if (chosen < 0) {
-          return AT_CAPACITY;
+          return null; // every allowed target is at hard
         }
         if (targets[chosen].tryAcquire(hardLimit)) {
           return targets[chosen];
         }
         // Lost a race for the last slot below hard: look again.
       }
-      return AT_CAPACITY;
+      return null;
     }
 
     /**

@@ -39,15 +39,22 @@ final class ConsistentHashStrategy extends BuiltinStrategy {
   }
 
   @Override
-  StrategyInstance attach(BalancerContext context) {
-    return new StrategyInstance() {
+  boolean placesKeys() {
+    return true;
+  }
+
+  @Override
+  AttachedStrategy attach(BalancerContext context) {
+    // A null key has no place on the ring: power of two choices, attached as a strategy of its own.
+    AttachedStrategy keyless = new PowerOfTwoChoicesStrategy().attach(context);
+    return new AttachedStrategy() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
         Ring before = previous instanceof RingSelector old ? old.ring : null;
         Ring ring = before != null && before.membershipVersion == snapshot.membershipVersion
             ? before
             : Ring.build(snapshot.members, snapshot.membershipVersion, before);
-        return new RingSelector(ring, new PowerOfTwoChoicesStrategy.P2cSelector(snapshot, context.random));
+        return new RingSelector(ring, keyless.selectorFor(snapshot, null));
       }
     };
   }

@@ -9,16 +9,19 @@ final class HealthTransition {
   final TrackedTarget target;
   final HealthPhase from;
   final HealthPhase to;
+  /** What {@link LoadBalancer#status()} showed for the target just before this step ({@link TargetHealth#shown}). */
+  final TargetState shownBefore;
   final String reason;
   /** For a transition to {@link HealthPhase#EJECTED}: how long, and which ejection in a row this is. */
   final long ejectionNanos;
   final int ejections;
 
-  HealthTransition(TrackedTarget target, HealthPhase from, HealthPhase to, String reason, long ejectionNanos,
-      int ejections) {
+  HealthTransition(TrackedTarget target, HealthPhase from, HealthPhase to, TargetState shownBefore, String reason,
+      long ejectionNanos, int ejections) {
     this.target = target;
     this.from = from;
     this.to = to;
+    this.shownBefore = shownBefore;
     this.reason = reason;
     this.ejectionNanos = ejectionNanos;
     this.ejections = ejections;

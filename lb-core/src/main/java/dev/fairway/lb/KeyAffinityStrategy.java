@@ -27,12 +27,19 @@ final class KeyAffinityStrategy extends BuiltinStrategy {
   }
 
   @Override
-  StrategyInstance attach(BalancerContext context) {
+  boolean placesKeys() {
+    return true;
+  }
+
+  @Override
+  AttachedStrategy attach(BalancerContext context) {
     AffinityTable table = new AffinityTable(maxKeys);
-    return new StrategyInstance() {
+    // A null key has no home: power of two choices, attached to this balancer as a strategy of its own.
+    AttachedStrategy keyless = new PowerOfTwoChoicesStrategy().attach(context);
+    return new AttachedStrategy() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
-        return new KeyAffinitySelector(snapshot, table, new PowerOfTwoChoicesStrategy.P2cSelector(snapshot, context.random));
+        return new KeyAffinitySelector(snapshot, table, keyless.selectorFor(snapshot, null));
       }
 
       @Override

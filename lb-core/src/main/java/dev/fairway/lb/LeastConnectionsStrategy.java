@@ -6,7 +6,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * Fewest in-flight calls per unit of weight. A target's calls in flight are this balancer's own,
  * or, while the target's load report is fresh ({@link Pick#reportLoad}), the reported count from
- * every client plus this balancer's calls since the report ({@link PeakEwmaLoad#fleetInFlight}):
+ * every client plus this balancer's calls since the report ({@link TargetLoad#fleetInFlight}):
  * in a fleet of many clients each balancer holds one or two calls per target, too few to tell
  * targets apart, and the report is what makes least connections work there. Up to {@value #FULL_SCAN_LIMIT} targets every one is
  * compared, starting at a random position so that ties do not favour the first target; above that a
@@ -25,8 +25,8 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
   }
 
   @Override
-  StrategyInstance attach(BalancerContext context) {
-    return new StrategyInstance() {
+  AttachedStrategy attach(BalancerContext context) {
+    return new AttachedStrategy() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
         return new LeastConnectionsSelector(snapshot, context.random);
@@ -72,7 +72,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
           if (excluded(t, exclude)) {
             continue;
           }
-          double load = t.fleetInFlight(nowNanos, LoadBalancer.REPORT_TTL_NANOS);
+          double load = t.fleetInFlight(nowNanos, TargetLoad.REPORT_TTL_NANOS);
           if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])
               || (roundTrip != null && roundTrip[i] < roundTrip[best]
                   && !lessLoaded(bestLoad, weights[best], load, weights[i]))) {
@@ -88,7 +88,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
         if (excluded(t, exclude)) {
           continue;
         }
-        double load = t.fleetInFlight(nowNanos, LoadBalancer.REPORT_TTL_NANOS);
+        double load = t.fleetInFlight(nowNanos, TargetLoad.REPORT_TTL_NANOS);
         if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])) {
           best = i;
           bestLoad = load;

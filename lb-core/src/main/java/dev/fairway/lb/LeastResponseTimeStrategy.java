@@ -5,7 +5,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Peak-EWMA, as Finagle and Linkerd score it: cost = latency average x (in-flight + 1) / weight,
- * lowest wins. The average is time-decayed (see {@link PeakEwmaLoad#decayedEwma}), so a target
+ * lowest wins. The average is time-decayed (see {@link TargetLoad#decayedEwma}), so a target
  * that was slow and recovered is tried again. A target with no sample yet costs nothing while idle
  * (it gets one probe call) and a large penalty while that probe is out, so a new target is measured
  * before it is trusted, and not flooded.
@@ -26,8 +26,8 @@ final class LeastResponseTimeStrategy extends BuiltinStrategy {
   }
 
   @Override
-  StrategyInstance attach(BalancerContext context) {
-    return new StrategyInstance() {
+  AttachedStrategy attach(BalancerContext context) {
+    return new AttachedStrategy() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
         return new LeastResponseTimeSelector(snapshot, context.random, context.tauNanos);
@@ -62,7 +62,7 @@ final class LeastResponseTimeStrategy extends BuiltinStrategy {
       this.sampler =
           targets.length > FULL_SCAN_LIMIT ? new WeightedSampler(snapshot.weights, snapshot.uniformWeights) : null;
       this.random = random;
-      this.stepsPerNano = PeakEwmaLoad.DECAY_STEPS_PER_TAU / tauNanos;
+      this.stepsPerNano = TargetLoad.DECAY_STEPS_PER_TAU / tauNanos;
     }
 
     @Override

@@ -46,57 +46,48 @@ import org.jspecify.annotations.Nullable;
 public final class LoadBalancer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(LoadBalancer.class.getName());
 
-  /**
-   * How long a target's load report ({@link Pick#reportLoad}) is used after it arrived.
-   * A report is a per-request snapshot of a queue that changes in milliseconds, so it is worth
-   * little after a few seconds; gRPC's weighted round robin expires its weights after 3 minutes
-   * (weight_expiration_period) because they are averages reported out of band, not snapshots. A
-   * target busy enough to matter answers many calls per report lifetime, so it keeps a fresh one;
-   * one that stops reporting is judged again by what this balancer measures itself.
-   */
-  static final long REPORT_TTL_NANOS = Duration.ofSeconds(5).toNanos();
-
   private final String service;
   private final TargetSource source;
   private final boolean ownsSource;
-  private final Strategy strategyDescription;
-  private final StrategyInstance strategy;
+  /** The strategy as configured (stateless). */
+  private final Strategy strategy;
+  /** The strategy attached to this balancer: its state, and the selector for each snapshot. */
+  private final AttachedStrategy attached;
   private final LongSupplier ticker;
   private final @Nullable MeterRegistry registry;
   private final BalancerMetrics metrics;
   private final BalancerUpdater updater;
   private final Completions completions;
-  private final Supplier<TargetSnapshot> snapshots;
+  private final Supplier<PublishedSnapshot> published;
   private final AutoCloseable subscription;
   private final @Nullable ActiveHealthChecker activeHealth;
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final HealthEpoch healthEpoch;
 
   private LoadBalancer(Builder b, TargetSource source, boolean ownsSource) {
     this.service = b.service;
     this.ownsSource = ownsSource;
     this.source = source;
-    this.strategyDescription = b.strategyOrDefault();
+    this.strategy = b.strategyOrDefault();
     this.ticker = b.ticker;
     this.registry = b.registry;
     PassiveHealth passive = b.passiveHealthOrDefault();
     SlowStart slowStart = new SlowStart(b.slowStartOrDefault().toNanos());
     BalancerContext context = new BalancerContext(service, b.random, ticker, b.localZoneOrDefault(),
         b.latencyDecay.toNanos());
-    BuiltinStrategy builtin = (BuiltinStrategy) strategyDescription;
-    // Zone-aware routing wraps the strategy only when there is a zone to prefer: without one the
-    // balancer is exactly the strategy, with no extra step on the pick path. Concurrency-limited
-    // ranks by closeness itself (see ZoneAwareInstance).
-    boolean zoneAware = !context.localZone.isEmpty() && !(builtin instanceof ConcurrencyLimitedStrategy);
-    this.strategy = zoneAware ? new ZoneAwareInstance(builtin, context) : builtin.attach(context);
-    this.snapshots = this::snapshot; // read later, by the metrics and by waiting callers
+    // With a local zone the strategy decides itself whether zone-aware routing wraps it; without one
+    // the balancer is exactly the strategy, with no extra step on the pick path.
+    this.attached = ((BuiltinStrategy) strategy).attachTo(context);
+    this.published = this::published; // read later, by the metrics and by waiting callers
     this.metrics = registry == null ? BalancerMetrics.NOOP
-        : BalancerMetrics.micrometer(registry, service, snapshots, ticker, zoneAware);
+        : BalancerMetrics.micrometer(registry, service, published, ticker, attached.splitsByZone());
     TargetHealth.Rules rules = new TargetHealth.Rules(slowStart, passive, b.activeHealth);
-    this.updater = new BalancerUpdater(service, ticker, strategy,
-        new SnapshotBuilder(b.panicThresholdOrDefault(), slowStart, zoneAware ? context.localZone : ""), rules,
+    this.healthEpoch = rules.epoch;
+    this.updater = new BalancerUpdater(service, ticker, attached,
+        new SnapshotBuilder(b.panicThresholdOrDefault(), slowStart), rules,
         passive, metrics);
-    EjectionPolicy policy = new EjectionPolicy(service, passive, updater::members, updater);
-    this.completions = new Completions(context, strategy, policy, metrics);
+    PassiveHealthChecker passiveChecker = new PassiveHealthChecker(service, passive, updater::members, updater);
+    this.completions = new Completions(context, attached, passiveChecker, metrics);
     // The first log call initialises the logging backend (tens of ms): do it now, not mid-ejection.
     LOG.isLoggable(System.Logger.Level.INFO);
     try {
@@ -150,27 +141,71 @@ public final class LoadBalancer implements AutoCloseable {
   public Pick pick(@Nullable String affinityKey, @Nullable Set<Target> exclude) throws NoTargetAvailableException {
     @Nullable Set<Target> ex = exclude == null || exclude.isEmpty() ? null : exclude;
     long now = ticker.getAsLong();
-    TargetSnapshot s = updater.snapshot();
+    PublishedSnapshot s = updater.published();
     if (now >= s.reviewAtNanos) {
       updater.refresh(); // never waits: if another thread is applying changes, it applies this too
-      s = updater.snapshot();
+      s = updater.published();
     }
-    for (boolean trialsFull = false; ; ) {
+    Selector selector = s.selector;
+    if (selector == null) {
+      return pickWithCare(affinityKey, ex, now, s, null); // fails, saying why
+    }
+    TrackedTarget t = selector.select(affinityKey, ex, now);
+    if (t == null || s.trialTargets != 0 || (!s.panic && s.healthMark != healthEpoch.started)) {
+      return pickWithCare(affinityKey, ex, now, s, t);
+    }
+    // The common case, kept small so that it inlines into the caller: a target was chosen, nobody
+    // is on trial, and no change to out of service can be missing from the snapshot (HealthEpoch).
+    if (!selector.acquiresSlot()) {
+      t.acquire();
+    }
+    if (s.panic) {
+      metrics.panicPick();
+    }
+    return new PickHandle(completions, t, now, false);
+  }
+
+  /**
+   * The pick from where {@link #pick} left it ({@code chosen} is what the selector of {@code s}
+   * returned, its slot not yet taken), for everything but the common case: nothing chosen (wait for
+   * a slot, or fail), a target on trial, or one that may have gone out of service since the snapshot
+   * was built. Loops, excluding each target it gives back, until it has one or none is left.
+   */
+  private Pick pickWithCare(@Nullable String affinityKey, @Nullable Set<Target> exclude, long nowNanos,
+      PublishedSnapshot published, @Nullable TrackedTarget chosen) throws NoTargetAvailableException {
+    @Nullable Set<Target> ex = exclude;
+    long now = nowNanos;
+    PublishedSnapshot s = published;
+    TrackedTarget t = chosen;
+    for (boolean first = true, trialsFull = false, justOut = false; ; first = false) {
       Selector selector = s.selector;
       if (selector == null) {
-        throw NoTargetAvailableException.of(service, s.unavailableReason);
+        throw NoTargetAvailableException.of(service, s.snapshot.unavailableReason);
       }
-      TrackedTarget t = selector.select(affinityKey, ex, now);
+      if (!first) {
+        t = selector.select(affinityKey, ex, now);
+      }
       if (t == null) {
-        throw NoTargetAvailableException.of(service, "all " + s.pickable.length + " available targets are excluded"
-            + (trialsFull ? " or on trial with every trial permit in use" : ""));
-      }
-      if (t == Selector.AT_CAPACITY) {
-        t = strategy.awaitSlot(affinityKey, ex, snapshots);
+        t = attached.awaitSlot(affinityKey, ex, this.published); // a strategy with a capacity limit waits
+        if (t == null) {
+          throw NoTargetAvailableException.of(service, "all " + s.snapshot.pickable.length
+              + " available targets are excluded" + (trialsFull ? " or on trial with every trial permit in use" : "")
+              + (justOut ? " or just taken out of service" : ""));
+        }
         now = ticker.getAsLong();
-        s = updater.snapshot();
+        s = updater.published();
       } else if (!selector.acquiresSlot()) {
         t.acquire();
+      }
+      if (!s.panic && s.healthMark != healthEpoch.started && t.health.outAt(now)) {
+        // Ejected or unhealthy since this snapshot was built, and status() already says so: the
+        // snapshot without it is on its way (another thread is applying changes). Choose again
+        // without it, so no pick returns a target status() shows out. Asked only when a change to
+        // out of service may be missing from the snapshot (HealthEpoch).
+        completions.release(t, false);
+        ex = excludingAlso(ex, t);
+        justOut = true;
+        continue;
       }
       int trial = s.trialTargets == 0 ? 0 : t.health.tryBeginTrial();
       if (trial < 0) { // half-open with every trial permit in use: choose again without it
@@ -198,10 +233,10 @@ public final class LoadBalancer implements AutoCloseable {
    */
   public List<TargetStatus> status() {
     long now = ticker.getAsLong();
-    TrackedTarget[] m = updater.snapshot().members;
+    TrackedTarget[] m = updater.published().snapshot.members;
     List<TargetStatus> out = new ArrayList<>(m.length);
     for (TrackedTarget t : m) {
-      boolean fresh = t.reportFresh(now, REPORT_TTL_NANOS);
+      boolean fresh = t.reportFresh(now, TargetLoad.REPORT_TTL_NANOS);
       out.add(new TargetStatus(t.target, t.health.stateAt(now), t.inFlight, t.ewmaNanos / 1e6,
           fresh ? t.reportedUtilization : Double.NaN, fresh ? t.reportedInFlight : Double.NaN));
     }
@@ -214,7 +249,7 @@ public final class LoadBalancer implements AutoCloseable {
 
   /** The strategy this balancer was built with. */
   public Strategy strategy() {
-    return strategyDescription;
+    return strategy;
   }
 
   /** The registry given to the builder, for integrations that add their own meters. */
@@ -244,25 +279,30 @@ public final class LoadBalancer implements AutoCloseable {
     if (activeHealth != null) {
       activeHealth.close();
     }
-    strategy.close();
+    attached.close();
     metrics.close();
   }
 
   @Override
   public String toString() {
-    TargetSnapshot s = updater.snapshot();
-    return "LoadBalancer{" + service + ", " + strategyDescription.name() + ", " + s.pickable.length + "/"
+    TargetSnapshot s = updater.published().snapshot;
+    return "LoadBalancer{" + service + ", " + strategy.name() + ", " + s.pickable.length + "/"
         + s.members.length + " pickable}";
+  }
+
+  /** The snapshot and selector picks read now. */
+  PublishedSnapshot published() {
+    return updater.published();
   }
 
   /** The snapshot picks read now. */
   TargetSnapshot snapshot() {
-    return updater.snapshot();
+    return updater.published().snapshot;
   }
 
   /** Callers waiting for a slot of {@link Strategy#concurrencyLimited}; 0 for other strategies. */
   int waitingForSlot() {
-    return strategy instanceof ConcurrencyLimitedStrategy.Instance limited ? limited.waiting() : 0;
+    return attached.waiting();
   }
 
   private void onProbe(TrackedTarget t, boolean healthy) {

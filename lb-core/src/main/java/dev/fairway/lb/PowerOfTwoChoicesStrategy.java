@@ -16,8 +16,8 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
   }
 
   @Override
-  StrategyInstance attach(BalancerContext context) {
-    return new StrategyInstance() {
+  AttachedStrategy attach(BalancerContext context) {
+    return new AttachedStrategy() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
         return new P2cSelector(snapshot, context.random);
@@ -25,7 +25,7 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
     };
   }
 
-  static final class P2cSelector extends Selector {
+  private static final class P2cSelector extends Selector {
     private final TrackedTarget[] targets;
     private final long[] weights;
     private final WeightedSampler sampler;
@@ -55,8 +55,8 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
         boolean okA = !excluded(ta, exclude);
         boolean okB = !excluded(tb, exclude);
         if (okA && okB) {
-          double loadA = ta.fleetInFlight(nowNanos, LoadBalancer.REPORT_TTL_NANOS);
-          double loadB = tb.fleetInFlight(nowNanos, LoadBalancer.REPORT_TTL_NANOS);
+          double loadA = ta.fleetInFlight(nowNanos, TargetLoad.REPORT_TTL_NANOS);
+          double loadB = tb.fleetInFlight(nowNanos, TargetLoad.REPORT_TTL_NANOS);
           if (LeastConnectionsStrategy.lessLoaded(loadB, weights[b], loadA, weights[a])) {
             return tb;
           }

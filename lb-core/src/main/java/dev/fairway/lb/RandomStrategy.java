@@ -11,8 +11,8 @@ final class RandomStrategy extends BuiltinStrategy {
   }
 
   @Override
-  StrategyInstance attach(BalancerContext context) {
-    return new StrategyInstance() {
+  AttachedStrategy attach(BalancerContext context) {
+    return new AttachedStrategy() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
         return new RandomSelector(snapshot, context.random);

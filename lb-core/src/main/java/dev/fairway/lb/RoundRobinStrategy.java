@@ -14,9 +14,9 @@ final class RoundRobinStrategy extends BuiltinStrategy {
   }
 
   @Override
-  StrategyInstance attach(BalancerContext context) {
+  AttachedStrategy attach(BalancerContext context) {
     PaddedCounter cursor = PaddedCounter.randomStart(context.random);
-    return new StrategyInstance() {
+    return new AttachedStrategy() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
         return new RoundRobinSelector(snapshot.pickable, cursor);

@@ -9,17 +9,26 @@ import org.jspecify.annotations.Nullable;
  * allocate, and must finish in a bounded number of steps.
  */
 abstract class Selector {
-  /** Returned when every candidate is at its hard limit (only concurrency-limited does this). */
-  // A marker compared by identity, never picked, completed or shown: nothing reads its health or window.
-  @SuppressWarnings("NullAway")
-  static final TrackedTarget AT_CAPACITY = new TrackedTarget(Target.of("at-capacity.invalid", 1), null, null);
-
   /**
    * Chooses a target not in {@code exclude} ({@code null} = nothing excluded), or returns
-   * {@code null} when every candidate is excluded. Unless {@link #acquiresSlot()}, the caller
-   * increments the chosen target's in-flight count.
+   * {@code null} when it has none to give: every candidate is excluded, or (only a strategy with a
+   * capacity limit) every one is full, and then {@link AttachedStrategy#awaitSlot} waits. Unless
+   * {@link #acquiresSlot()}, the caller increments the chosen target's in-flight count.
    */
   abstract @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos);
+
+  /**
+   * Ticker time at which this selector must be rebuilt though nothing else changed; Long.MAX_VALUE
+   * for never. Only the zone-aware selector has one (the steps of a recovering local share).
+   */
+  long reviewAtNanos() {
+    return Long.MAX_VALUE;
+  }
+
+  /** The share of calls this selector keeps in the balancer's local zone: 1 unless it splits by zone. */
+  double localShare() {
+    return 1.0;
+  }
 
   /** True if {@link #select} already incremented the chosen target's in-flight count. */
   boolean acquiresSlot() {

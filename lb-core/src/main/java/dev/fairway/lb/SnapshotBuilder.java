@@ -1,38 +1,29 @@
 package dev.fairway.lb;
 
-import org.jspecify.annotations.Nullable;
-
 /**
  * Builds the {@link TargetSnapshot} for a membership at a moment: which members are pickable (in
- * service, or all of them in panic mode), their effective weights (slow start), the next time the
- * snapshot must be looked at again, and the strategy's selector. A pure function of its inputs: it
+ * service, or all of them in panic mode), their effective weights (slow start), which are on
+ * trial, and the next time the snapshot must be looked at again. A pure function of its inputs: it
  * reads health phases as of {@code now} and changes no state, so it is tested without a balancer.
- * With a local zone it also computes the {@link ZoneSplit} (outside panic mode).
+ * It knows nothing of strategies or zones: the strategy turns the snapshot into a selector.
  */
 final class SnapshotBuilder {
   private final int panicThresholdPercent;
   private final SlowStart slowStart;
-  /** The zone whose targets are preferred; "" for no zone-aware routing (no split is computed). */
-  private final String localZone;
 
   SnapshotBuilder(int panicThresholdPercent, SlowStart slowStart) {
-    this(panicThresholdPercent, slowStart, "");
-  }
-
-  SnapshotBuilder(int panicThresholdPercent, SlowStart slowStart, String localZone) {
     this.panicThresholdPercent = panicThresholdPercent;
     this.slowStart = slowStart;
-    this.localZone = localZone;
   }
 
   /** The snapshot a closed balancer serves: nothing pickable, and the reason says so. */
-  static TargetSnapshot closed(StrategyInstance strategy) {
+  static TargetSnapshot closed() {
     TrackedTarget[] none = new TrackedTarget[0];
-    return new TargetSnapshot(-1, none, new boolean[0], none, new long[0], false, 0, Long.MAX_VALUE,
-        "the balancer is closed", null, strategy, null);
+    return new TargetSnapshot(-1, none, new boolean[0], none, new long[0], new boolean[0], false, Long.MAX_VALUE,
+        0, "the balancer is closed");
   }
 
-  TargetSnapshot build(Membership membership, long now, StrategyInstance strategy, @Nullable Selector previous) {
+  TargetSnapshot build(Membership membership, long now) {
     TrackedTarget[] m = membership.members;
     HealthPhase[] phases = new HealthPhase[m.length];
     long reviewAt = Long.MAX_VALUE;
@@ -56,7 +47,6 @@ final class SnapshotBuilder {
     boolean[] memberPickable = new boolean[m.length];
     long[] weights = new long[count];
     boolean[] trial = new boolean[count];
-    int trials = 0;
     int k = 0;
     for (int i = 0; i < m.length; i++) {
       if (!panic && !phases[i].inService()) {
@@ -71,7 +61,6 @@ final class SnapshotBuilder {
       }
       if (phases[i] == HealthPhase.HALF_OPEN) {
         trial[k] = true;
-        trials++;
       }
       pickable[k++] = t;
     }
@@ -82,15 +71,7 @@ final class SnapshotBuilder {
               : "no targets known yet (the target source has not delivered a list)")
           : "all " + m.length + " targets are unhealthy or ejected";
     }
-    ZoneSplit split = null;
-    if (!localZone.isEmpty() && !panic && count > 0) {
-      split = ZoneSplit.of(localZone, m, memberPickable, pickable, weights, trial, now,
-          previous instanceof ZoneAwareInstance.ZoneSelector z ? z.split : null);
-      if (split != null) {
-        reviewAt = Math.min(reviewAt, split.nextRiseAtNanos());
-      }
-    }
-    return new TargetSnapshot(membership.version, m, memberPickable, pickable, weights, panic, trials, reviewAt,
-        reason, split, strategy, previous);
+    return new TargetSnapshot(membership.version, m, memberPickable, pickable, weights, trial, panic, reviewAt, now,
+        reason);
   }
 }

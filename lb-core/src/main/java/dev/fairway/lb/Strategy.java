@@ -135,9 +135,8 @@ public sealed interface Strategy permits BuiltinStrategy {
       case "concurrency-limited": return concurrencyLimited(8, 16);
       case "least-queueing": return leastQueueing();
       default:
-        throw new IllegalArgumentException("strategy: " + dev.fairway.lb.internal.Args.quote(name) + " (expected: one of round-robin, "
-            + "weighted-round-robin, random, least-connections, power-of-two-choices, key-affinity, "
-            + "consistent-hash, least-response-time, concurrency-limited, least-queueing)");
+        throw new IllegalArgumentException("strategy: " + dev.fairway.lb.internal.Args.quote(name)
+            + " (expected: one of " + String.join(", ", names()) + ")");
     }
   }
 }

@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * as a {@link HealthTransition}.
  *
  * <p>Resilience4j plays no part in the phase: its breaker is only the outcome window that the
- * {@link EjectionPolicy} asks "should this target be ejected?". Fairway owns the phases because
+ * {@link PassiveHealthChecker} asks "should this target be ejected?". Fairway owns the phases because
  * they carry what a breaker cannot: slow start, the cap on ejected targets, probes that end an
  * ejection early, unhealthy-by-source, and trial calls admitted on the pick path without calling
  * into the breaker.
@@ -41,6 +41,8 @@ final class TargetHealth {
   /** What the state machine needs to know about the balancer's configuration. Immutable. */
   static final class Rules {
     final SlowStart slowStart;
+    /** The balancer's count of changes to out of service, shared by all its targets. */
+    final HealthEpoch epoch = new HealthEpoch();
     final PassiveHealth passive;
     /** Trial calls a half-open target may have in flight at once. */
     final int trialPermits;
@@ -129,18 +131,36 @@ final class TargetHealth {
     return timePassed(state, now, rules).phase;
   }
 
-  /** The public view at {@code now}: half-open reads as healthy, or warming during slow start. */
-  // Arrow-switch conversion deferred: this file is being changed on another branch; converting it here would conflict.
-  @SuppressWarnings("StatementSwitchToExpressionSwitch")
+  /** The public view at {@code now}, by {@link #shown}. */
   TargetState stateAt(long now) {
-    State s = timePassed(state, now, rules);
-    switch (s.phase) {
-      case EJECTED: return TargetState.EJECTED;
-      case UNHEALTHY: return TargetState.UNHEALTHY;
-      case WARMING: return TargetState.WARMING;
-      case HALF_OPEN: return rules.slowStart.warming(s.warmingSinceNanos, now) ? TargetState.WARMING : TargetState.HEALTHY;
-      default: return TargetState.HEALTHY;
-    }
+    return shown(timePassed(state, now, rules), now, rules.slowStart);
+  }
+
+  /**
+   * The one mapping from the state machine to the public {@link TargetState}, used by
+   * {@link LoadBalancer#status()}, the metrics and the listeners alike: a half-open target takes
+   * calls, so it reads as healthy, or as warming while its slow start runs (it warms from the end
+   * of its ejection).
+   */
+  static TargetState shown(State s, long now, SlowStart slowStart) {
+    return switch (s.phase) {
+      case EJECTED -> TargetState.EJECTED;
+      case UNHEALTHY -> TargetState.UNHEALTHY;
+      case WARMING -> TargetState.WARMING;
+      case HALF_OPEN -> slowStart.warming(s.warmingSinceNanos, now) ? TargetState.WARMING : TargetState.HEALTHY;
+      case HEALTHY -> TargetState.HEALTHY;
+    };
+  }
+
+  /**
+   * True if the target is out of service at {@code now} (ejected and the ejection not over, or
+   * unhealthy): what {@link #stateAt} shows as EJECTED or UNHEALTHY. The pick path asks this of the
+   * target it chose when the {@link HealthEpoch} says a change may not be in its snapshot yet: a
+   * transition is visible here before the snapshot that reflects it is published.
+   */
+  boolean outAt(long now) {
+    State s = state;
+    return s.phase == HealthPhase.UNHEALTHY || (s.phase == HealthPhase.EJECTED && now - s.ejectedUntilNanos < 0);
   }
 
   boolean halfOpen() {
@@ -155,7 +175,7 @@ final class TargetHealth {
     if (state.phase != HealthPhase.HALF_OPEN) {
       return 0;
     }
-    return PeakEwmaLoad.incrementBelow(TRIALS, this, rules.trialPermits) ? 1 : -1;
+    return TargetLoad.incrementBelow(TRIALS, this, rules.trialPermits) ? 1 : -1;
   }
 
   void endTrial() {
@@ -173,7 +193,15 @@ final class TargetHealth {
       if (n == s) {
         return null;
       }
-      if (STATE.compareAndSet(this, s, n)) {
+      boolean out = !n.phase.inService();
+      if (out) {
+        rules.epoch.begin(); // before the state changes: see HealthEpoch
+      }
+      boolean changed = STATE.compareAndSet(this, s, n);
+      if (out) {
+        rules.epoch.end();
+      }
+      if (changed) {
         if (n.phase == s.phase) {
           return null;
         }
@@ -181,7 +209,8 @@ final class TargetHealth {
           trials = 0;
         }
         long ejection = n.phase == HealthPhase.EJECTED ? n.ejectedUntilNanos - now : 0;
-        return new HealthTransition(target, s.phase, n.phase, reasonFor(s, n, event, reason), ejection, n.ejections);
+        return new HealthTransition(target, s.phase, n.phase, shown(s, now, rules.slowStart),
+            reasonFor(s, n, event, reason), ejection, n.ejections);
       }
     }
   }

@@ -1,11 +1,11 @@
 package dev.fairway.lb;
 
-import org.jspecify.annotations.Nullable;
-
 /**
- * Everything a pick needs, frozen: the members, which of them may be picked, their effective
- * weights, and the strategy's selector built for exactly this set. Built by the
- * {@link SnapshotBuilder}, published through one volatile write, never mutated after.
+ * The members of one balancer at one moment, frozen, as plain data: which of them may be picked,
+ * their effective weights, which are on trial. Built by the {@link SnapshotBuilder}; only the
+ * strategy turns it into a {@link Selector} ({@link AttachedStrategy#selectorFor}), and the
+ * {@link BalancerUpdater} publishes the two together in a {@link PublishedSnapshot}. Never mutated
+ * after it is built; it knows nothing of strategies.
  */
 final class TargetSnapshot {
   /** Changes whenever the set of members or their weights change (not on health changes). */
@@ -19,21 +19,18 @@ final class TargetSnapshot {
   /** Effective weight of each pickable target: weight x 100, reduced while warming (slow start). */
   final long[] weights;
   final boolean uniformWeights;
+  /** {@code onTrial[i]} tells whether {@code pickable[i]} is half-open (a pick of it takes a trial permit). */
+  final boolean[] onTrial;
+  /** How many pickable targets are on trial. */
+  final int trialTargets;
   /** True when too few targets are in service and picks go to every member. */
   final boolean panic;
-  /** Pickable targets that are half-open: a pick of one of them must take a trial permit. */
-  final int trialTargets;
   /** Ticker time at which health or warming must be looked at again; Long.MAX_VALUE for never. */
   final long reviewAtNanos;
+  /** The ticker time the snapshot describes. */
+  final long builtAtNanos;
   /** Why nothing is pickable, for the exception message; empty when something is. */
   final String unavailableReason;
-  /**
-   * How picks divide between the local zone and the others; null without a local zone, in panic
-   * mode, or when every member is in one zone (then picks run over {@link #pickable} as they are).
-   */
-  final @Nullable ZoneSplit zoneSplit;
-  /** Null exactly when nothing is pickable. */
-  final @Nullable Selector selector;
 
   TargetSnapshot(
       long membershipVersion,
@@ -41,26 +38,23 @@ final class TargetSnapshot {
       boolean[] memberPickable,
       TrackedTarget[] pickable,
       long[] weights,
+      boolean[] onTrial,
       boolean panic,
-      int trialTargets,
       long reviewAtNanos,
-      String unavailableReason,
-      @Nullable ZoneSplit zoneSplit,
-      StrategyInstance strategy,
-      @Nullable Selector previous) {
+      long builtAtNanos,
+      String unavailableReason) {
     this.membershipVersion = membershipVersion;
     this.members = members;
     this.memberPickable = memberPickable;
     this.pickable = pickable;
     this.weights = weights;
     this.uniformWeights = allEqual(weights);
+    this.onTrial = onTrial;
+    this.trialTargets = count(onTrial);
     this.panic = panic;
-    this.trialTargets = trialTargets;
     this.reviewAtNanos = reviewAtNanos;
+    this.builtAtNanos = builtAtNanos;
     this.unavailableReason = unavailableReason;
-    this.zoneSplit = zoneSplit;
-    // Last: the selector reads the fields above.
-    this.selector = pickable.length == 0 ? null : strategy.selectorFor(this, previous);
   }
 
   private static boolean allEqual(long[] w) {
@@ -70,5 +64,15 @@ final class TargetSnapshot {
       }
     }
     return true;
+  }
+
+  private static int count(boolean[] flags) {
+    int n = 0;
+    for (boolean f : flags) {
+      if (f) {
+        n++;
+      }
+    }
+    return n;
   }
 }

@@ -5,13 +5,13 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The balancer's knowledge of one target: its load ({@link PeakEwmaLoad}, the superclass), its
+ * The balancer's knowledge of one target: its load ({@link TargetLoad}, the superclass), its
  * health ({@link TargetHealth}) and the outcome window passive health decides from. One instance per
  * target id, kept across snapshot rebuilds while the id stays in the list; a target that leaves and
  * comes back gets a new instance. Snapshots hold references to these; every field is safe to read
  * without a lock.
  */
-final class TrackedTarget extends PeakEwmaLoadPadAfter {
+final class TrackedTarget extends TargetLoadPadAfter {
   private static final AtomicIntegerFieldUpdater<TrackedTarget> CONSECUTIVE_FAILURES =
       AtomicIntegerFieldUpdater.newUpdater(TrackedTarget.class, "consecutiveFailures");
   private static final AtomicIntegerFieldUpdater<TrackedTarget> AFFINITY_EPOCH =

@@ -27,9 +27,9 @@ final class WeightedRoundRobinStrategy extends BuiltinStrategy {
   }
 
   @Override
-  StrategyInstance attach(BalancerContext context) {
+  AttachedStrategy attach(BalancerContext context) {
     PaddedCounter cursor = PaddedCounter.randomStart(context.random);
-    return new StrategyInstance() {
+    return new AttachedStrategy() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
         if (snapshot.uniformWeights) {

@@ -31,8 +31,9 @@ import org.jspecify.annotations.Nullable;
  * nowhere else to go. Regaining it brings calls back only stepwise: once the local share has held
  * for {@link #RISE_INTERVAL_NANOS} it rises by at most {@link #RISE_STEP} per interval, so a target
  * that just came back from an ejection is not handed its zone's whole share at once (which would
- * eject it again and swing the traffic back and forth). The snapshot's review time schedules the
- * steps; nothing on the pick path measures time for this.
+ * eject it again and swing the traffic back and forth). The zone selector's review time
+ * ({@link #nextRiseAtNanos}, published with the snapshot) schedules the steps; nothing on the pick
+ * path measures time for this.
  *
  * <p>Panic, per zone and overall: a zone short of healthy targets sheds its calls to the others by
  * the rule above (its panic is the spill; its unhealthy targets get no calls while other zones can
@@ -44,25 +45,9 @@ final class ZoneSplit {
   static final double RISE_STEP = 0.1;
   static final long RISE_INTERVAL_NANOS = 1_000_000_000L;
 
-  /** One side's targets, as a {@link TargetSnapshot} holds them. */
-  static final class Side {
-    final TrackedTarget[] members;
-    final boolean[] memberPickable;
-    final TrackedTarget[] pickable;
-    final long[] weights;
-    final int trialTargets;
-
-    Side(TrackedTarget[] members, boolean[] memberPickable, TrackedTarget[] pickable, long[] weights, int trialTargets) {
-      this.members = members;
-      this.memberPickable = memberPickable;
-      this.pickable = pickable;
-      this.weights = weights;
-      this.trialTargets = trialTargets;
-    }
-  }
-
-  final Side local;
-  final Side remote;
+  /** The local zone's members and the others', each as a snapshot of its own (never in panic mode). */
+  final TargetSnapshot local;
+  final TargetSnapshot remote;
   /** The share of calls that stays in the local zone now, 0..1. */
   final double localShare;
   /** Where the rule puts it; above {@link #localShare} while calls are being brought back. */
@@ -70,7 +55,7 @@ final class ZoneSplit {
   /** Ticker time of the last change of {@link #localShare} (or of its last confirmation). */
   final long steadySinceNanos;
 
-  private ZoneSplit(Side local, Side remote, double localShare, double targetShare, long steadySinceNanos) {
+  private ZoneSplit(TargetSnapshot local, TargetSnapshot remote, double localShare, double targetShare, long steadySinceNanos) {
     this.local = local;
     this.remote = remote;
     this.localShare = localShare;
@@ -84,18 +69,21 @@ final class ZoneSplit {
   }
 
   /**
-   * The split of a snapshot outside panic mode, or null when there is nothing to split (no member in
-   * the local zone, or none outside it): then picks run over every pickable target as without zones.
+   * The split of {@code whole}, or null when there is nothing to split: in panic mode (then, as in
+   * Envoy, calls go everywhere with no zone preference), when nothing is pickable, or when no member
+   * is in the local zone or none outside it (then picks run over every pickable target as without
+   * zones).
    *
-   * @param members every member, in the source's order
-   * @param memberPickable which of them are pickable (in service: never called in panic mode)
-   * @param pickable the pickable members, in order
-   * @param weights their effective weights
-   * @param trial which pickable members are half-open
    * @param previous the split of the snapshot being replaced, or null
    */
-  static @Nullable ZoneSplit of(String localZone, TrackedTarget[] members, boolean[] memberPickable,
-      TrackedTarget[] pickable, long[] weights, boolean[] trial, long now, @Nullable ZoneSplit previous) {
+  static @Nullable ZoneSplit of(String localZone, TargetSnapshot whole, @Nullable ZoneSplit previous) {
+    if (whole.panic || whole.pickable.length == 0) {
+      return null;
+    }
+    TrackedTarget[] members = whole.members;
+    TrackedTarget[] pickable = whole.pickable;
+    long[] weights = whole.weights;
+    long now = whole.builtAtNanos;
     int localMembers = 0;
     long localCapacity = 0;
     long capacity = 0;
@@ -120,9 +108,9 @@ final class ZoneSplit {
         localHealthy += weights[i];
       }
     }
-    Side local = side(localZone, true, localMembers, localPickable, members, memberPickable, pickable, weights, trial);
-    Side remote = side(localZone, false, members.length - localMembers, pickable.length - localPickable, members,
-        memberPickable, pickable, weights, trial);
+    TargetSnapshot local = side(localZone, true, localMembers, localPickable, whole);
+    TargetSnapshot remote = side(localZone, false, members.length - localMembers, pickable.length - localPickable,
+        whole);
     double target = targetShare(localHealthy, localCapacity, healthy, capacity, remote.pickable.length > 0);
     if (previous == null || target <= previous.localShare) {
       return new ZoneSplit(local, remote, target, target, now);
@@ -145,30 +133,31 @@ final class ZoneSplit {
     return Math.min(1.0, ((double) localHealthy * capacity) / ((double) localCapacity * healthy));
   }
 
-  private static Side side(String localZone, boolean isLocal, int memberCount, int pickableCount,
-      TrackedTarget[] members, boolean[] memberPickable, TrackedTarget[] pickable, long[] weights, boolean[] trial) {
+  private static TargetSnapshot side(String localZone, boolean isLocal, int memberCount, int pickableCount,
+      TargetSnapshot whole) {
+    TrackedTarget[] members = whole.members;
+    TrackedTarget[] pickable = whole.pickable;
     TrackedTarget[] m = new TrackedTarget[memberCount];
     boolean[] mp = new boolean[memberCount];
     int k = 0;
     for (int i = 0; i < members.length; i++) {
       if (localZone.equals(members[i].target.zone()) == isLocal) {
-        mp[k] = memberPickable[i];
+        mp[k] = whole.memberPickable[i];
         m[k++] = members[i];
       }
     }
     TrackedTarget[] p = new TrackedTarget[pickableCount];
     long[] w = new long[pickableCount];
-    int trials = 0;
+    boolean[] trial = new boolean[pickableCount];
     k = 0;
     for (int i = 0; i < pickable.length; i++) {
       if (localZone.equals(pickable[i].target.zone()) == isLocal) {
-        w[k] = weights[i];
-        if (trial[i]) {
-          trials++;
-        }
+        w[k] = whole.weights[i];
+        trial[k] = whole.onTrial[i];
         p[k++] = pickable[i];
       }
     }
-    return new Side(m, mp, p, w, trials);
+    return new TargetSnapshot(whole.membershipVersion, m, mp, p, w, trial, false, whole.reviewAtNanos,
+        whole.builtAtNanos, "");
   }
 }

@@ -11,8 +11,6 @@ class SnapshotBuilderTest {
   static final long S = 1_000_000_000L;
   final SlowStart slowStart = new SlowStart(10 * S);
   final TargetHealth.Rules rules = new TargetHealth.Rules(slowStart, PassiveHealth.defaults(), null);
-  final StrategyInstance roundRobin = ((BuiltinStrategy) Strategy.roundRobin())
-      .attach(new BalancerContext("svc", RandomSource.seeded(1), () -> 0, "", 5 * S));
 
   TrackedTarget tracked(Target target, boolean warm, long now) {
     return new TrackedTarget(target, new TargetHealth(rules, TargetHealth.State.joined(warm, target.healthy(), now,
@@ -28,10 +26,10 @@ class SnapshotBuilderTest {
   @Test
   void build_weighsWarmingTargetsBySlowStart_andSaysWhenToLookAgain() {
     Membership m = members(List.of(t(1).withWeight(2), t(2)), true, 0);
-    TargetSnapshot s = new SnapshotBuilder(50, slowStart).build(m, 5 * S, roundRobin, null);
+    TargetSnapshot s = new SnapshotBuilder(50, slowStart).build(m, 5 * S);
     assertThat(s.weights).containsExactly(2 * 55, 55); // step 5 of 10: 10% + 45%
     assertThat(s.reviewAtNanos).isEqualTo(6 * S);
-    TargetSnapshot later = new SnapshotBuilder(50, slowStart).build(m, 10 * S, roundRobin, null);
+    TargetSnapshot later = new SnapshotBuilder(50, slowStart).build(m, 10 * S);
     assertThat(later.weights).containsExactly(200, 100);
   }
 
@@ -41,10 +39,10 @@ class SnapshotBuilderTest {
     TrackedTarget one = m.members[0];
     one.health.apply(one, TargetHealth.Event.EJECT, 0, "test");
     SnapshotBuilder builder = new SnapshotBuilder(50, slowStart);
-    TargetSnapshot during = builder.build(m, 5 * S, roundRobin, null);
+    TargetSnapshot during = builder.build(m, 5 * S);
     assertThat(during.pickable).containsExactly(m.members[1], m.members[2]);
     assertThat(during.reviewAtNanos).isEqualTo(10 * S);
-    TargetSnapshot after = builder.build(m, 10 * S, roundRobin, null);
+    TargetSnapshot after = builder.build(m, 10 * S);
     assertThat(after.pickable).hasSize(3);
     assertThat(after.trialTargets).isEqualTo(1);
     assertThat(after.reviewAtNanos).isEqualTo(10 * S); // the trial is due: the updater applies it
@@ -55,10 +53,10 @@ class SnapshotBuilderTest {
   @Test
   void build_panicsBelowTheThreshold_andPicksFromEveryMember() {
     Membership m = members(List.of(t(1).withHealthy(false), t(2).withHealthy(false), t(3)), false, 0);
-    TargetSnapshot s = new SnapshotBuilder(50, slowStart).build(m, 0, roundRobin, null);
+    TargetSnapshot s = new SnapshotBuilder(50, slowStart).build(m, 0);
     assertThat(s.panic).isTrue();
     assertThat(s.pickable).hasSize(3);
-    TargetSnapshot calm = new SnapshotBuilder(0, slowStart).build(m, 0, roundRobin, null);
+    TargetSnapshot calm = new SnapshotBuilder(0, slowStart).build(m, 0);
     assertThat(calm.panic).isFalse();
     assertThat(calm.pickable).containsExactly(m.members[2]);
   }

@@ -442,6 +442,6 @@ class StrategySequenceTest {
   }
 
   private static Selector currentSelector(LoadBalancer lb) {
-    return lb.snapshot().selector;
+    return lb.published().selector;
   }
 }

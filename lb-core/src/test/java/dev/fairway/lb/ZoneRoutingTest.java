@@ -38,7 +38,12 @@ class ZoneRoutingTest {
   }
 
   static double localShare(LoadBalancer lb) {
-    return ZoneAwareInstance.localShare(lb.snapshot());
+    Selector selector = lb.published().selector;
+    return selector == null ? 1.0 : selector.localShare();
+  }
+
+  static ZoneSplit zoneSplit(LoadBalancer lb) {
+    return lb.published().selector instanceof ZoneRouting.ZoneSelector z ? z.split : null;
   }
 
   static Map<String, Integer> keyedCounts(LoadBalancer lb, int keys) throws NoTargetAvailableException {
@@ -56,15 +61,15 @@ class ZoneRoutingTest {
   @Test
   void noLocalZone_theSelectorIsTheStrategysOwn() {
     LoadBalancer lb = Fixtures.builder(ticker, 42).targets(a(1), b(3)).strategy(Strategy.roundRobin()).build();
-    assertThat(lb.snapshot().zoneSplit).isNull();
-    assertThat(lb.snapshot().selector).isInstanceOf(RoundRobinStrategy.RoundRobinSelector.class);
+    assertThat(zoneSplit(lb)).isNull();
+    assertThat(lb.published().selector).isInstanceOf(RoundRobinStrategy.RoundRobinSelector.class);
   }
 
   @Test
   void everyTargetInOneZone_noSplit_theStrategyRunsOverAll() throws Exception {
     LoadBalancer lb = zoned(Strategy.roundRobin(), new MutableTargetSource(List.of(a(1), a(2))));
-    assertThat(lb.snapshot().zoneSplit).isNull();
-    assertThat(lb.snapshot().selector).isInstanceOf(RoundRobinStrategy.RoundRobinSelector.class);
+    assertThat(zoneSplit(lb)).isNull();
+    assertThat(lb.published().selector).isInstanceOf(RoundRobinStrategy.RoundRobinSelector.class);
     assertThat(counts(sequence(lb, 4))).containsEntry("1", 2).containsEntry("2", 2);
   }
 
@@ -127,7 +132,7 @@ class ZoneRoutingTest {
   void spill_hashStrategies_keepTheKeysBelowTheShareLocal_andEveryKeyOnOneTarget() throws Exception {
     int local = 0;
     for (int i = 0; i < 3000; i++) {
-      if (ZoneAwareInstance.keyFraction("key-" + i) < 2.0 / 3) {
+      if (ZoneRouting.keyFraction("key-" + i) < 2.0 / 3) {
         local++;
       }
     }
@@ -214,7 +219,7 @@ class ZoneRoutingTest {
     ticker.advanceMillis(5000);
     source.set(fleet(0)); // back, after the share held for over a second: one step of 0.1 at once
     assertThat(localShare(lb)).isCloseTo(2.0 / 3 + 0.1, within(1e-12));
-    assertThat(lb.snapshot().reviewAtNanos).isEqualTo(ticker.read() + 1_000_000_000L);
+    assertThat(lb.published().reviewAtNanos).isEqualTo(ticker.read() + 1_000_000_000L);
     assertThat(counts(sequence(lb, 300))).containsEntry("1", 118).containsEntry("2", 118).containsEntry("3", 32)
         .containsEntry("4", 32);
     ticker.advanceMillis(999);
@@ -233,7 +238,7 @@ class ZoneRoutingTest {
     assertThat(spread.get(0)).containsEntry("3", 19).containsEntry("4", 20);
     assertThat(spread.get(1)).containsEntry("3", 4).containsEntry("4", 4);
     assertThat(spread.get(2)).containsOnlyKeys("1", "2");
-    assertThat(lb.snapshot().reviewAtNanos).isEqualTo(Long.MAX_VALUE);
+    assertThat(lb.published().reviewAtNanos).isEqualTo(Long.MAX_VALUE);
   }
 
   @Test
@@ -249,7 +254,7 @@ class ZoneRoutingTest {
     LoadBalancer lb = zoned(Strategy.roundRobin(),
         new MutableTargetSource(List.of(a(1).withHealthy(false), a(2).withHealthy(false), b(3).withHealthy(false), b(4))));
     assertThat(lb.snapshot().panic).isTrue();
-    assertThat(lb.snapshot().zoneSplit).isNull();
+    assertThat(zoneSplit(lb)).isNull();
     assertThat(counts(sequence(lb, 400))).containsEntry("1", 100).containsEntry("2", 100).containsEntry("3", 100)
         .containsEntry("4", 100);
   }
@@ -351,7 +356,7 @@ class ZoneRoutingTest {
     Pick first = lb.pick("k");
     assertThat(name(first.target())).isEqualTo("1");
     first.failure(new java.io.IOException("reset")); // the key's entry is stale now
-    Selector inUse = lb.snapshot().selector;
+    Selector inUse = lb.published().selector;
     TrackedTarget one = ((PickHandle) first).tracked();
     one.pickable = false; // what a newer snapshot without it writes while this one is still read
     try {

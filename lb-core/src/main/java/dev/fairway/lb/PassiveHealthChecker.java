@@ -9,7 +9,8 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Passive health: decides from call outcomes when a target is ejected, and drives its
+ * Runs one balancer's {@link PassiveHealth} (as {@link ActiveHealthChecker} runs its
+ * {@link ActiveHealth}): decides from call outcomes when a target is ejected, and drives its
  * {@link TargetHealth} accordingly. The decision is {@link #ejectionReason}, a pure function of the
  * failure and the target's window: a failure that {@linkplain FailureKind#ejectsAtOnce() ejects at
  * once} (no connection could be made), a failed trial, too many failures in a row, or the
@@ -20,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  * lock is held for a scan of the members and nothing else (never by a rebuild), and the transition
  * it produces goes to the {@link BalancerUpdater} without waiting.
  */
-final class EjectionPolicy {
+final class PassiveHealthChecker {
   private static final System.Logger LOG = System.getLogger(LoadBalancer.class.getName());
 
   private final String service;
@@ -30,7 +31,7 @@ final class EjectionPolicy {
   private final BalancerUpdater updater;
   private final ReentrantLock ejectionLock = new ReentrantLock();
 
-  EjectionPolicy(String service, PassiveHealth config, Supplier<TrackedTarget[]> members, BalancerUpdater updater) {
+  PassiveHealthChecker(String service, PassiveHealth config, Supplier<TrackedTarget[]> members, BalancerUpdater updater) {
     this.service = service;
     this.config = config;
     this.skippableWindow = config.skippableWindow();

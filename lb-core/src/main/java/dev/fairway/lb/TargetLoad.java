@@ -3,24 +3,27 @@ package dev.fairway.lb;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /** Padding so that the load fields below do not share a cache line with other objects' fields. */
-abstract class PeakEwmaLoadPadBefore {
+abstract class TargetLoadPadBefore {
   long p01, p02, p03, p04, p05, p06, p07, p08;
 }
 
 /**
- * The per-target load metric: calls in flight and a peak-EWMA latency average (as Finagle's
- * {@code PeakEwma}). It measures; it does not choose: strategies (the distribution) read it to
- * score targets. It is a superclass of {@link TrackedTarget} rather than a field so that a
- * selection reads it without another pointer hop. Next to the EWMA: the windowed minimum latency
- * (the service time) and the target's latest load report (see {@link Pick#reportLoad}).
+ * The per-target load record: everything this balancer measures and hears about one target's load,
+ * in one place. Five things: the calls in flight; the peak-EWMA latency average (as Finagle's
+ * {@code PeakEwma}); the windowed minimum latency (the service time); the target's latest load
+ * report ({@link Pick#reportLoad}, fresh for {@link #REPORT_TTL_NANOS}); and the concurrency learned
+ * from this balancer's own calls (written by least queueing's rule,
+ * {@link LeastQueueingStrategy#recordConcurrency}). It measures; it does not choose: strategies
+ * read it to score targets. It is a superclass of {@link TrackedTarget} rather than a field so that
+ * a selection reads it without another pointer hop.
  *
  * <p>Every pick and completion touches these fields, so they sit together on their own cache
  * line(s). Lock-free; the EWMA is a racy read-modify-write by design (a lost sample, never a
  * corrupt one).
  */
-abstract class PeakEwmaLoad extends PeakEwmaLoadPadBefore {
-  private static final AtomicIntegerFieldUpdater<PeakEwmaLoad> IN_FLIGHT =
-      AtomicIntegerFieldUpdater.newUpdater(PeakEwmaLoad.class, "inFlight");
+abstract class TargetLoad extends TargetLoadPadBefore {
+  private static final AtomicIntegerFieldUpdater<TargetLoad> IN_FLIGHT =
+      AtomicIntegerFieldUpdater.newUpdater(TargetLoad.class, "inFlight");
 
   volatile int inFlight;
   /** Latency average in nanoseconds; 0 until the first sample. */
@@ -52,11 +55,22 @@ abstract class PeakEwmaLoad extends PeakEwmaLoadPadBefore {
   /** True once any report arrived. */
   volatile boolean reported;
 
+  /**
+   * How long a target's load report ({@link Pick#reportLoad}) is used after it arrived.
+   * A report is a per-request snapshot of a queue that changes in milliseconds, so it is worth
+   * little after a few seconds; gRPC's weighted round robin expires its weights after 3 minutes
+   * (weight_expiration_period) because they are averages reported out of band, not snapshots. A
+   * target busy enough to matter answers many calls per report lifetime, so it keeps a fresh one;
+   * one that stops reporting is judged again by what this balancer measures itself.
+   */
+  static final long REPORT_TTL_NANOS = java.time.Duration.ofSeconds(5).toNanos();
+
   int inFlight() {
     return inFlight;
   }
 
-  // What this balancer learned of the target's concurrency from its own calls (see recordConcurrency).
+  // What this balancer learned of the target's concurrency from its own calls: least queueing's
+  // rule (LeastQueueingStrategy.recordConcurrency) writes and reads these; nothing else does.
   /** The most calls of this balancer the target served at once without queueing; 0 until known. */
   volatile int learnedConcurrency;
   /** Ticker value until which probing one call above {@link #learnedConcurrency} waits. */
@@ -67,77 +81,6 @@ abstract class PeakEwmaLoad extends PeakEwmaLoadPadBefore {
    */
   volatile long aloneWaitedAtNanos = NO_ALONE_WAIT;
   static final long NO_ALONE_WAIT = Long.MIN_VALUE;
-
-  /** A call at most this many times the service time did not queue. */
-  static final double NO_QUEUE_RATIO = 1.1;
-  /** A call more than this many times the service time queued. */
-  static final double QUEUED_RATIO = 1.5;
-
-  /**
-   * Learns from a successful call how many calls the target serves at once, the way TCP Vegas reads
-   * a queue from round-trip times, with this balancer's own count standing in for the target's:
-   * {@code inFlightAtPick} is how many of this balancer's calls were on the target when this one was
-   * sent (itself included). A call no slower than {@value #NO_QUEUE_RATIO} x the service time did
-   * not wait, so the target served that many at once: the estimate rises to it. A call slower than
-   * {@value #QUEUED_RATIO} x waited: sent above the estimate, it was a probe that found the limit
-   * (probing pauses for a window of the minimum, see {@link #recordSuccessLatency}); sent at or
-   * below, the estimate was too high and drops by one. Two calls in a row that were this
-   * balancer's only one on the target and still waited, the second within {@link
-   * OtherClients#holdNanos} of the first, prove that other clients load it: the method returns true,
-   * and the caller stops trusting its own counts (see {@link LeastQueueingStrategy}). One such call
-   * alone proves nothing: a garbage-collection pause or a cold cache makes one call in a hundred
-   * slow on a target nobody else calls (the lab's {@code jitter}: 1% of calls 20x slower kept one
-   * client's balancer in least-response-time mode for about half its picks). Racy like the EWMA.
-   *
-   * @return true if the call shows load from other clients
-   */
-  boolean recordConcurrency(int inFlightAtPick, long latencyNanos, long nowNanos) {
-    double min = minLatencyNanos;
-    if (min <= 0 || inFlightAtPick <= 0) {
-      return false;
-    }
-    int learned = learnedConcurrency;
-    if (latencyNanos <= min * NO_QUEUE_RATIO) {
-      if (inFlightAtPick == 1) {
-        aloneWaitedAtNanos = NO_ALONE_WAIT;
-      }
-      if (inFlightAtPick > learned) {
-        learnedConcurrency = inFlightAtPick;
-      }
-      return false;
-    }
-    if (latencyNanos <= min * QUEUED_RATIO) {
-      return false; // too close to tell
-    }
-    if (inFlightAtPick == 1) {
-      long previous = aloneWaitedAtNanos;
-      aloneWaitedAtNanos = nowNanos;
-      return previous != NO_ALONE_WAIT && nowNanos - previous <= OtherClients.holdNanos(min);
-    }
-    if (inFlightAtPick > learned) {
-      probeBlockedUntilNanos = nowNanos + Math.max(MIN_WINDOW_NANOS, (long) (MIN_WINDOW_FACTOR * min));
-    } else if (learned > 1) {
-      learnedConcurrency = learned - 1;
-    }
-    return false;
-  }
-
-  /**
-   * True if this balancer may send one more call without it waiting, as far as its own calls tell:
-   * fewer of them are in flight than it learned the target serves at once, or exactly as many and no
-   * probe above that queued lately. (Not the latency average: one queued probe lifts a peak EWMA for
-   * seconds. A target that became slower is caught by {@link #recordConcurrency} instead: each slow
-   * call at or below the estimate lowers it by one.)
-   */
-  final boolean freeByOwnCount(long nowNanos) {
-    int learned = learnedConcurrency;
-    if (learned == 0) {
-      return false;
-    }
-    int k = inFlight;
-    return k < learned || (k == learned && nowNanos - probeBlockedUntilNanos >= 0);
-  }
-
 
   /**
    * Stores a report from the target at {@code nowNanos}; NaN or negative values are not kept (the
@@ -303,6 +246,6 @@ abstract class PeakEwmaLoad extends PeakEwmaLoadPadBefore {
   }
 }
 
-abstract class PeakEwmaLoadPadAfter extends PeakEwmaLoad {
+abstract class TargetLoadPadAfter extends TargetLoad {
   long q01, q02, q03, q04, q05, q06, q07, q08;
 }

@@ -1,0 +1,63 @@
+package dev.fairway.lb;
+
+import java.util.Set;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A strategy attached to one balancer, the middle of a strategy's three lifetimes: the
+ * {@link Strategy} is the stateless description a user configures; {@link BuiltinStrategy#attach}
+ * makes one of these per balancer, owning the state that must outlive a snapshot (counters,
+ * affinity table, wait queue); and it turns each new {@link TargetSnapshot} into a {@link Selector},
+ * which chooses for that snapshot alone.
+ */
+abstract class AttachedStrategy {
+  /**
+   * A selector for {@code snapshot} (which has at least one pickable target). {@code previous} is the
+   * selector of the snapshot being replaced, or null, so expensive structures that depend only on
+   * membership (a hash ring) can be reused when {@code membershipVersion} did not change.
+   */
+  abstract Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous);
+
+  /**
+   * Called when a call on {@code target} succeeded, before its slot is freed: {@code inFlightAtPick}
+   * of this balancer's calls were on it when the call was picked (itself included). Once per call,
+   * also under zone-aware routing. Only least queueing learns from it.
+   */
+  void onSuccess(TrackedTarget target, int inFlightAtPick, long latencyNanos, long nowNanos) {}
+
+  /** Called when a hold on {@code target} ends, whatever the outcome. */
+  void onRelease(TrackedTarget target) {}
+
+  /** Called after a new snapshot was published (it may have added capacity). */
+  void onPublish() {}
+
+  /**
+   * Called when the selector chose nothing. A strategy with a capacity limit waits here for a slot
+   * if a candidate is at its limit, and returns the target whose slot it took; null (the default)
+   * means every candidate is excluded.
+   *
+   * @param published what the balancer publishes, read again after every wake-up
+   */
+  @Nullable TrackedTarget awaitSlot(@Nullable String key, @Nullable Set<Target> exclude,
+      Supplier<PublishedSnapshot> published) throws NoTargetAvailableException {
+    return null;
+  }
+
+  /** True for zone-aware routing ({@link ZoneRouting}): its selectors split calls by zone. */
+  boolean splitsByZone() {
+    return false;
+  }
+
+  /** The affinity table, for strategies that keep one; null for the others. */
+  @Nullable AffinityTable affinityTable() {
+    return null;
+  }
+
+  /** Callers waiting for a slot ({@link Strategy#concurrencyLimited}); 0 for the strategies that never wait. */
+  int waiting() {
+    return 0;
+  }
+
+  void close() {}
+}
