@@ -137,9 +137,28 @@ public final class Lab {
         .duration(java.time.Duration.ofSeconds(WARM_UP_SECONDS))
         .workers(options.workers())
         .loadReports(options.loadReports())
+        .client(options.client())
         .build();
     progress.println("lab: warming up the JVM");
-    new ScenarioRun(warm, Scenario.STEADY, "least-connections").run(() -> {});
+    for (String strategy : warmUpStrategies(options)) {
+      new ScenarioRun(warm, Scenario.STEADY, strategy).run(() -> {});
+    }
+  }
+
+  /**
+   * Through OkHttp, one warm-up run with least connections; through Spring, one with each balancer
+   * the runs use (Spring Cloud LoadBalancer's own, Fairway's through the starter): their call paths
+   * differ from the RestClient on.
+   */
+  static List<String> warmUpStrategies(LabOptions options) {
+    if (options.client() == LabClient.Kind.OKHTTP) {
+      return List.of("least-connections");
+    }
+    List<String> strategies = new ArrayList<>();
+    options.strategies().stream().filter(SpringLabClient.SPRING_STRATEGIES::contains).findFirst().ifPresent(strategies::add);
+    options.strategies().stream().filter(n -> !SpringLabClient.SPRING_STRATEGIES.contains(n)).findFirst()
+        .ifPresent(strategies::add);
+    return strategies;
   }
 
   static List<RunResult> rowsOf(List<RunResult> results, Scenario scenario) {
