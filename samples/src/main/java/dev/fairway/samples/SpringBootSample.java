@@ -32,6 +32,12 @@ import org.springframework.web.client.RestClient;
  */
 public final class SpringBootSample {
   static final int CALLS_PER_PHASE = 6;
+  /**
+   * Tomcat logs through java.util.logging, which Boot leaves alone here (its logging system is off
+   * for a quiet console): its INFO lines on start and stop would bury the calls. Kept strongly
+   * reachable: java.util.logging holds loggers weakly, and the level would be lost.
+   */
+  private static final java.util.logging.Logger TOMCAT_LOG = java.util.logging.Logger.getLogger("org.apache");
 
   private SpringBootSample() {}
 
@@ -47,6 +53,7 @@ public final class SpringBootSample {
     if (System.getProperty(LoggingSystem.SYSTEM_PROPERTY) == null) {
       System.setProperty(LoggingSystem.SYSTEM_PROPERTY, LoggingSystem.NONE); // a quiet console
     }
+    TOMCAT_LOG.setLevel(java.util.logging.Level.WARNING);
     List<ConfigurableApplicationContext> orders = new ArrayList<>();
     ConfigurableApplicationContext caller = null;
     try {
