@@ -107,6 +107,18 @@ final class InstanceTargets {
     }
   }
 
+  /** The source, created empty if no list with usable instances came yet (later lists fill it). */
+  MutableTargetSource sourceOrEmpty() {
+    synchronized (this) {
+      MutableTargetSource s = source;
+      if (s == null) {
+        s = new MutableTargetSource(java.util.List.of());
+        source = s;
+      }
+      return s;
+    }
+  }
+
   /** The discovered instance behind {@code target}, or one rebuilt from its address if it just left. */
   ServiceInstance instanceOf(Target target) {
     ServiceInstance s = byId.get(target.id());

@@ -222,6 +222,42 @@ class FairwayAutoConfigurationTest {
     });
   }
 
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "fairway.services.orders.hedging=p42|fairway.services.orders.hedging: 42.0 (expected: 50.0..99.99)",
+      "fairway.services.orders.hedging=fast|fairway.services.orders.hedging: \"fast\" (expected: off, p95, p99 or a delay such as 50ms)",
+      "fairway.default.hedging=0ms|fairway.default.hedging: PT0S (expected: 1ms..1h)",
+      "fairway.services.orders.max-attempts=0|fairway.services.orders.max-attempts: 0 (expected: 1..10)",
+      "fairway.services.orders.retry-budget.percent=11|fairway.services.orders.retry-budget.percent: 11.0 (expected: 0.0..10.0)",
+      "fairway.services.orders.retry-budget.min-per-second=-1|fairway.services.orders.retry-budget.min-per-second: -1 (expected: 0..10000)",
+      "fairway.okhttp.refresh-interval=1ms|fairway.okhttp.refresh-interval: PT0.001S (expected: at least 10ms)",
+  })
+  void badOkHttpValue_failsStartup_namingThePropertyAndTheValue(String property, String message) {
+    runner.withConfiguration(AutoConfigurations.of(FairwayOkHttpAutoConfiguration.class))
+        .withPropertyValues("fairway.okhttp.enabled=true", "fairway.services.orders.strategy=random", property)
+        .run(context -> {
+          FairwayConfigurationException cause = findCause(context.getStartupFailure());
+          assertThat(cause.getMessage()).isEqualTo(message);
+          assertThat(cause.property()).isEqualTo(property.substring(0, property.indexOf('=')));
+        });
+  }
+
+  @Test
+  void okHttpPath_offByDefault_andBacksOffForTheUsersClient() {
+    AutoConfigurations okhttp = AutoConfigurations.of(FairwayOkHttpAutoConfiguration.class);
+    runner.withConfiguration(okhttp).run(context ->
+        assertThat(context).hasNotFailed().doesNotHaveBean(FairwayOkHttp.class).doesNotHaveBean(okhttp3.OkHttpClient.class));
+    runner.withConfiguration(okhttp).withPropertyValues("fairway.okhttp.enabled=true",
+        "fairway.services.orders.strategy=random").withBean(okhttp3.OkHttpClient.class, okhttp3.OkHttpClient::new)
+        .run(context -> {
+          assertThat(context).hasNotFailed().hasSingleBean(FairwayOkHttp.class).hasSingleBean(okhttp3.OkHttpClient.class);
+          assertThat(context.getBean(FairwayOkHttp.class).client()).isNotSameAs(context.getBean(okhttp3.OkHttpClient.class));
+        });
+    runner.withConfiguration(okhttp).withPropertyValues("fairway.okhttp.enabled=true")
+        .withClassLoader(new FilteredClassLoader("dev.fairway.lb.okhttp"))
+        .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(FairwayOkHttp.class));
+  }
+
   @Test
   void passiveHealthOff_withItsKnobs_isRejected() {
     runner.withPropertyValues("fairway.services.orders.passive-health.enabled=false",

@@ -1,0 +1,260 @@
+package dev.fairway.lb.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fairway.lb.LoadBalancer;
+import dev.fairway.lb.TargetStatus;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.URI;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
+import org.springframework.cloud.client.DefaultServiceInstance;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.CompletionContext;
+import org.springframework.cloud.client.loadbalancer.DefaultRequest;
+import org.springframework.cloud.client.loadbalancer.DefaultResponse;
+import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.RequestData;
+import org.springframework.cloud.client.loadbalancer.RequestDataContext;
+import org.springframework.cloud.client.loadbalancer.Response;
+import org.springframework.cloud.client.loadbalancer.ResponseData;
+import org.springframework.cloud.client.loadbalancer.RetryableRequestContext;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
+import org.springframework.util.LinkedMultiValueMap;
+import reactor.core.publisher.Flux;
+
+/** The balancer and lifecycle alone, over a list the test sets, on a fake clock. */
+class FairwayReactorLoadBalancerTest {
+  private final AtomicReference<List<ServiceInstance>> list = new AtomicReference<>(List.of());
+  private final AtomicLong now = new AtomicLong(1_000_000_000L);
+  private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+  private final FairwayBalancers registry = new FairwayBalancers();
+  private FairwayReactorLoadBalancer balancer;
+  private FairwayLoadBalancerLifecycle lifecycle;
+
+  @AfterEach
+  void close() {
+    if (balancer != null) {
+      balancer.close();
+    }
+  }
+
+  private void start(String... properties) {
+    FairwayProperties p = new FairwayProperties();
+    for (String property : properties) {
+      String[] kv = property.split("=", 2);
+      FairwayProperties.Service orders = p.getServices().computeIfAbsent("orders", id -> new FairwayProperties.Service());
+      switch (kv[0]) {
+        case "strategy" -> orders.setStrategy(kv[1]);
+        case "affinity-header" -> orders.setAffinityHeader(kv[1]);
+        default -> throw new IllegalArgumentException(kv[0]);
+      }
+    }
+    ServiceSettings settings = new FairwaySettings(p, "").forService("orders");
+    DefaultListableBeanFactory beans = new DefaultListableBeanFactory();
+    beans.registerSingleton("supplier", new ServiceInstanceListSupplier() {
+      @Override
+      public String getServiceId() {
+        return "orders";
+      }
+
+      @Override
+      public Flux<List<ServiceInstance>> get() {
+        return Flux.just(list.get());
+      }
+    });
+    balancer = new FairwayReactorLoadBalancer("orders", beans.getBeanProvider(ServiceInstanceListSupplier.class), settings,
+        registry, meters, Duration.ofSeconds(60), now::get);
+    lifecycle = new FairwayLoadBalancerLifecycle(settings);
+  }
+
+  private static ServiceInstance instance(String id, int port, Map<String, String> metadata) {
+    return new DefaultServiceInstance(id, "orders", "127.0.0.1", port, false, metadata);
+  }
+
+  private static ServiceInstance instance(String id, int port) {
+    return instance(id, port, Map.of());
+  }
+
+  private FairwayServiceInstance choose(Request<?> request) {
+    Response<ServiceInstance> r = balancer.choose(request).block(Duration.ofSeconds(5));
+    assertThat(r).isNotNull();
+    assertThat(r.hasServer()).isTrue();
+    return (FairwayServiceInstance) r.getServer();
+  }
+
+  private FairwayServiceInstance choose() {
+    return choose(new DefaultRequest<>());
+  }
+
+  private LoadBalancer fairway() {
+    return registry.balancers().get("orders");
+  }
+
+  private static int inFlight(LoadBalancer lb) {
+    return lb.status().stream().mapToInt(TargetStatus::inFlight).sum();
+  }
+
+  private static CompletionContext<Object, ServiceInstance, Object> completion(CompletionContext.Status status,
+      ServiceInstance chosen, Object clientResponse) {
+    return new CompletionContext<>(status, new DefaultRequest<>(), new DefaultResponse(chosen), clientResponse);
+  }
+
+  private static ResponseData status(int code) {
+    return new ResponseData(HttpStatus.valueOf(code), new HttpHeaders(), new LinkedMultiValueMap<>(), null);
+  }
+
+  @Test
+  void retry_excludesTheInstanceTriedLast() {
+    list.set(List.of(instance("a", 8081), instance("b", 8082), instance("c", 8083)));
+    start("strategy=random");
+    FairwayServiceInstance first = choose();
+    lifecycle.onComplete(completion(CompletionContext.Status.FAILED, first, null));
+    for (int i = 0; i < 30; i++) {
+      FairwayServiceInstance retry = choose(new DefaultRequest<>(new RetryableRequestContext(first)));
+      assertThat(retry.getInstanceId()).isNotEqualTo(first.getInstanceId());
+      lifecycle.onComplete(completion(CompletionContext.Status.SUCCESS, retry, status(200)));
+    }
+    // The previous instance as discovery gave it (not Fairway's wrapper) is excluded too, by its id.
+    ServiceInstance plainB = instance("b", 8082);
+    for (int i = 0; i < 30; i++) {
+      FairwayServiceInstance retry = choose(new DefaultRequest<>(new RetryableRequestContext(plainB)));
+      assertThat(retry.getInstanceId()).isNotEqualTo("b");
+      lifecycle.onComplete(completion(CompletionContext.Status.SUCCESS, retry, status(200)));
+    }
+    assertThat(inFlight(fairway())).isZero();
+  }
+
+  @Test
+  void retry_withNothingElseLeft_mayGoBackToTheSameInstance() {
+    list.set(List.of(instance("a", 8081)));
+    start();
+    FairwayServiceInstance first = choose();
+    lifecycle.onComplete(completion(CompletionContext.Status.SUCCESS, first, status(200)));
+    assertThat(choose(new DefaultRequest<>(new RetryableRequestContext(first))).getInstanceId()).isEqualTo("a");
+  }
+
+  @Test
+  void lifecycle_outcomes_holdTheSlotUntilCompletion() {
+    list.set(List.of(instance("a", 8081)));
+    start();
+    FairwayServiceInstance ok = choose();
+    assertThat(ok.getUri()).isEqualTo(URI.create("http://127.0.0.1:8081"));
+    assertThat(inFlight(fairway())).isEqualTo(1);
+    lifecycle.onComplete(completion(CompletionContext.Status.SUCCESS, ok, status(200)));
+    assertThat(inFlight(fairway())).isZero();
+    lifecycle.onComplete(completion(CompletionContext.Status.FAILED, ok, null)); // a second completion: ignored
+    assertThat(fairway().status().get(0).state().name()).isEqualTo("HEALTHY");
+
+    FairwayServiceInstance discarded = choose();
+    lifecycle.onComplete(completion(CompletionContext.Status.DISCARD, discarded, null));
+    assertThat(inFlight(fairway())).isZero();
+    assertThat(balancer.outstanding().size()).isZero();
+
+    // A plain instance (another balancer's) is left alone.
+    lifecycle.onComplete(completion(CompletionContext.Status.SUCCESS, instance("a", 8081), status(200)));
+  }
+
+  @Test
+  void failureStatuses_andConnectFailures_reachPassiveHealth() {
+    list.set(List.of(instance("a", 8081), instance("b", 8082), instance("c", 8083), instance("d", 8084)));
+    start("strategy=round-robin");
+    // A refused connection ejects at once.
+    FairwayServiceInstance refused = choose();
+    lifecycle.onComplete(new CompletionContext<>(CompletionContext.Status.FAILED,
+        new java.net.ConnectException("Connection refused"), new DefaultRequest<>(), new DefaultResponse(refused)));
+    assertThat(stateOf(refused.getInstanceId())).isEqualTo("EJECTED");
+    // A 503 is a failure: five in a row eject (the default consecutive-failures rule).
+    String victim = null;
+    for (int i = 0; i < 30 && (victim == null || !stateOf(victim).equals("EJECTED")); i++) {
+      FairwayServiceInstance chosen = choose();
+      boolean fails = victim == null || chosen.getInstanceId().equals(victim);
+      if (victim == null) {
+        victim = chosen.getInstanceId();
+      }
+      lifecycle.onComplete(completion(CompletionContext.Status.SUCCESS, chosen, status(fails ? 503 : 200)));
+    }
+    assertThat(stateOf(victim)).isEqualTo("EJECTED");
+    assertThat(inFlight(fairway())).isZero();
+  }
+
+  private String stateOf(String id) {
+    return fairway().status().stream().filter(s -> s.target().id().equals(id)).findFirst().orElseThrow().state().name();
+  }
+
+  @Test
+  void abandonedPick_isReleasedAfterTheTimeout_andCounted() {
+    list.set(List.of(instance("a", 8081)));
+    start();
+    choose(); // never completed
+    assertThat(inFlight(fairway())).isEqualTo(1);
+    now.addAndGet(Duration.ofSeconds(59).toNanos());
+    FairwayServiceInstance second = choose(); // 59 s: still held
+    assertThat(inFlight(fairway())).isEqualTo(2);
+    now.addAndGet(Duration.ofSeconds(2).toNanos());
+    FairwayServiceInstance third = choose(); // 61 s: the first is released, the second (2 s old) is not
+    assertThat(inFlight(fairway())).isEqualTo(2);
+    assertThat(meters.get("fairway.picks.abandoned").tag("service", "orders").counter().count()).isEqualTo(1.0);
+    lifecycle.onComplete(completion(CompletionContext.Status.SUCCESS, second, status(200)));
+    lifecycle.onComplete(completion(CompletionContext.Status.SUCCESS, third, status(200)));
+    assertThat(inFlight(fairway())).isZero();
+  }
+
+  @Test
+  void discoveredEntries_badOnesSkipped_allBadKeepsTheLastGoodList() {
+    Map<String, String> zoned = new HashMap<>(Map.of("zone", "eu-1", "weight", "3"));
+    list.set(List.of(instance("a", 8081, zoned), instance("bad-weight", 8082, Map.of("weight", "heavy")),
+        instance("a", 8083), instance("zero", 8084, Map.of("weight", "0")), instance(null, 8085)));
+    start();
+    choose();
+    assertThat(fairway().status()).extracting(s -> s.target().id() + "/" + s.target().weight() + "/" + s.target().zone())
+        .containsExactly("a/3/eu-1", "127.0.0.1:8085/1/");
+    assertThat(meters.get("fairway.discovery.rejected").tag("reason", "weight").counter().count()).isEqualTo(2.0);
+    assertThat(meters.get("fairway.discovery.rejected").tag("reason", "duplicate").counter().count()).isEqualTo(1.0);
+
+    list.set(List.of(instance("x", 8090, Map.of("weight", "-3"))));
+    choose();
+    assertThat(fairway().status()).extracting(s -> s.target().id()).containsExactly("a", "127.0.0.1:8085");
+
+    list.set(List.of(instance("c", 8086)));
+    choose();
+    assertThat(fairway().status()).extracting(s -> s.target().id()).containsExactly("c");
+  }
+
+  @Test
+  void affinityHeader_keepsAKeyOnOneInstance() {
+    list.set(List.of(instance("a", 8081), instance("b", 8082), instance("c", 8083)));
+    start("strategy=consistent-hash", "affinity-header=X-User");
+    for (String user : new String[] {"alice", "bob", "carol"}) {
+      HttpHeaders headers = new HttpHeaders();
+      headers.add("X-User", user);
+      Request<RequestDataContext> request = new DefaultRequest<>(new RequestDataContext(
+          new RequestData(HttpMethod.GET, URI.create("http://orders/x"), headers, new LinkedMultiValueMap<>(), Map.of())));
+      String home = null;
+      for (int i = 0; i < 10; i++) {
+        FairwayServiceInstance chosen = choose(request);
+        home = home == null ? chosen.getInstanceId() : home;
+        assertThat(chosen.getInstanceId()).isEqualTo(home);
+        lifecycle.onComplete(completion(CompletionContext.Status.SUCCESS, chosen, status(200)));
+      }
+    }
+  }
+
+  @Test
+  void noInstances_anEmptyResponse() {
+    start();
+    Response<ServiceInstance> r = balancer.choose(new DefaultRequest<>()).block(Duration.ofSeconds(5));
+    assertThat(r).isNotNull();
+    assertThat(r.hasServer()).isFalse();
+  }
+}
