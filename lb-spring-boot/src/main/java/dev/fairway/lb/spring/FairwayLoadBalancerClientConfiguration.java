@@ -35,7 +35,7 @@ public class FairwayLoadBalancerClientConfiguration {
       ObjectProvider<MeterRegistry> meters, FairwayProperties properties) {
     String service = serviceId(environment);
     return new FairwayReactorLoadBalancer(service, clients.getLazyProvider(service, ServiceInstanceListSupplier.class),
-        settings.forService(service), balancers, meters.getIfAvailable(),
+        settings.forService(service), balancers, meters.getIfUnique(),
         properties.getLoadbalancer().getAbandonedPickTimeout(), System::nanoTime);
   }
 

@@ -30,7 +30,7 @@ public class FairwayOkHttpAutoConfiguration {
   @ConditionalOnMissingBean
   FairwayOkHttp fairwayOkHttp(FairwaySettings settings, DiscoveryClient discovery, FairwayBalancers balancers,
       ObjectProvider<MeterRegistry> meters, FairwayProperties properties) {
-    return new FairwayOkHttp(settings, discovery, balancers, meters.getIfAvailable(),
+    return new FairwayOkHttp(settings, discovery, balancers, meters.getIfUnique(),
         properties.getOkhttp().getRefreshInterval());
   }
 

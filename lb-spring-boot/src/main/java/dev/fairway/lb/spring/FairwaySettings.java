@@ -22,6 +22,11 @@ final class FairwaySettings {
     Map<String, ServiceSettings> byName = new LinkedHashMap<>();
     properties.getServices().forEach((name, own) -> byName.put(name, ServiceSettings.of(name, own, defaults, cloudZone)));
     this.named = Map.copyOf(byName);
+    java.time.Duration timeout = properties.getLoadbalancer().getAbandonedPickTimeout();
+    if (timeout == null || timeout.compareTo(java.time.Duration.ofSeconds(1)) < 0) {
+      String property = "fairway.loadbalancer.abandoned-pick-timeout";
+      throw new FairwayConfigurationException(property, property + ": " + timeout + " (expected: at least 1s)");
+    }
   }
 
   /** The settings of {@code service}: its own under fairway.services, else fairway.default's. */

@@ -23,7 +23,12 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.CompletionContext;
 import org.springframework.cloud.client.loadbalancer.LoadBalanced;
+import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
+import org.springframework.cloud.client.loadbalancer.Request;
+import org.springframework.cloud.client.loadbalancer.Response;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.HttpMethod;
@@ -32,6 +37,7 @@ import org.springframework.http.client.ClientHttpRequestFactory;
 import org.springframework.http.client.SimpleClientHttpRequestFactory;
 import org.springframework.web.client.ResourceAccessException;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * A Boot application on loopback whose {@code @LoadBalanced RestClient} calls {@code http://orders/}
@@ -71,10 +77,36 @@ class ClientEndToEndTest {
       };
       return RestClient.builder().requestFactory(counting);
     }
+
+    @Bean
+    @LoadBalanced
+    WebClient.Builder ordersReactive() {
+      return WebClient.builder();
+    }
+
+    /** Attempts per port as Spring Cloud LoadBalancer starts them (any client), from the application context. */
+    static final Map<Integer, Integer> STARTED = new ConcurrentHashMap<>();
+
+    @Bean
+    LoadBalancerLifecycle<Object, Object, ServiceInstance> attemptRecorder() {
+      return new LoadBalancerLifecycle<>() {
+        @Override
+        public void onStart(Request<Object> request) {}
+
+        @Override
+        public void onStartRequest(Request<Object> request, Response<ServiceInstance> lbResponse) {
+          STARTED.merge(lbResponse.getServer().getPort(), 1, Integer::sum);
+        }
+
+        @Override
+        public void onComplete(CompletionContext<Object, ServiceInstance, Object> completionContext) {}
+      };
+    }
   }
 
   private RestClient start(String... properties) {
     ClientApp.ATTEMPTS.clear();
+    ClientApp.STARTED.clear();
     List<String> all = new ArrayList<>(List.of(instances.properties("orders")));
     all.addAll(List.of(properties));
     context = new SpringApplicationBuilder(ClientApp.class).properties(all.toArray(String[]::new)).run();
@@ -104,9 +136,14 @@ class ClientEndToEndTest {
     // Round robin reaches the refusing instance within the first three calls; its one refused
     // connect ejects it, and no call goes there again.
     assertThat(ClientApp.ATTEMPTS.get(refusing)).isEqualTo(1);
+    assertThat(ClientApp.STARTED.get(refusing)).isEqualTo(1);
     assertThat(a.getRequestCount() + b.getRequestCount()).isEqualTo(12);
     TargetStatus refused = balancer().status().stream().filter(s -> s.target().port() == refusing).findFirst().orElseThrow();
     assertThat(refused.state()).isEqualTo(TargetState.EJECTED);
+    // The balancer's meters are in Boot's registry.
+    io.micrometer.core.instrument.MeterRegistry meters = context.getBean(io.micrometer.core.instrument.MeterRegistry.class);
+    assertThat(meters.get("fairway.ejections").tag("service", "orders").tag("target", "i2").counter().count())
+        .isEqualTo(1.0);
 
     String port = context.getEnvironment().getProperty("local.server.port");
     HttpResponse<String> response = HttpClient.newHttpClient().send(
@@ -145,6 +182,25 @@ class ClientEndToEndTest {
     assertThat(failed).isEqualTo(1);
     assertThat(ClientApp.ATTEMPTS.get(refusing)).isEqualTo(1);
     assertThat(a.getRequestCount() + b.getRequestCount()).isEqualTo(11);
+  }
+
+  @Test
+  void refusingInstance_webClientWithTheReactiveRetry_seesNoError() throws Exception {
+    MockWebServer a = instances.ok("a");
+    MockWebServer b = instances.ok("b");
+    int refusing = instances.refusing();
+    start("spring.main.web-application-type=none", "spring.cloud.loadbalancer.retry.enabled=true",
+        "fairway.services.orders.strategy=round-robin");
+    WebClient client = context.getBean(WebClient.Builder.class).build();
+
+    for (int i = 0; i < 12; i++) {
+      assertThat(client.get().uri("http://orders/work").retrieve().bodyToMono(String.class).block(Duration.ofSeconds(20)))
+          .isIn("a", "b");
+    }
+
+    assertThat(ClientApp.STARTED.get(refusing)).isEqualTo(1);
+    assertThat(a.getRequestCount() + b.getRequestCount()).isEqualTo(12);
+    assertThat(ClientApp.STARTED.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(13);
   }
 
   @Test

@@ -207,6 +207,7 @@ class FairwayAutoConfigurationTest {
           + "fairway.services.orders.passive-health.max-ejection-percent: 101 (expected: 0..100)",
       "fairway.services.orders.failure-status-codes=500,99|"
           + "fairway.services.orders.failure-status-codes: 99 (expected: HTTP status codes 100..599, possibly none)",
+      "fairway.loadbalancer.abandoned-pick-timeout=0s|fairway.loadbalancer.abandoned-pick-timeout: PT0S (expected: at least 1s)",
       "fairway.services.orders.affinity-header=X User|fairway.services.orders.affinity-header: \"X User\" (expected: an HTTP header name)",
   })
   void badValue_failsStartup_namingThePropertyAndTheValue(String property, String message) {
