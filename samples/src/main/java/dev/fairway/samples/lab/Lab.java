@@ -109,7 +109,8 @@ public final class Lab {
     double perRun = options.warmUp().toNanos() / 1e9 + options.duration().toNanos() / 1e9 + 0.7;
     double planned = 0;
     for (Scenario scenario : options.scenarios()) {
-      double run = perRun + SECONDS_PER_CLIENT * (options.clients(scenario) - 1);
+      double perClient = options.client() == LabClient.Kind.SPRING ? SpringLabClient.SECONDS_PER_CLIENT : SECONDS_PER_CLIENT;
+      double run = perRun + perClient * (options.clients(scenario) - 1);
       if (scenario == Scenario.RECOVERY) {
         run += options.duration().toNanos() / 1e9 / 4;
       }

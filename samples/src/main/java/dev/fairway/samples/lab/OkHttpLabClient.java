@@ -70,9 +70,7 @@ final class OkHttpLabClient implements LabClient {
 
   @Override
   public void close() {
-    client.dispatcher().cancelAll();
-    client.dispatcher().executorService().shutdownNow();
-    client.connectionPool().evictAll();
+    ScenarioRun.shutdown(client);
     balancer.close();
   }
 }

@@ -379,7 +379,7 @@ final class ScenarioRun {
     }
   }
 
-  private static void shutdown(OkHttpClient client) {
+  static void shutdown(OkHttpClient client) {
     client.dispatcher().cancelAll();
     client.dispatcher().executorService().shutdownNow();
     client.connectionPool().evictAll();

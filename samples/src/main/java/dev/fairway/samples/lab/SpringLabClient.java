@@ -67,6 +67,12 @@ final class SpringLabClient implements LabClient {
   static final List<String> SPRING_STRATEGIES = List.of(SPRING_ROUND_ROBIN);
   static final String RETRYABLE_STATUS_CODES = "500,502,503,504";
   private static final URI WORK = URI.create("http://" + ScenarioRun.SERVICE + "/work");
+  /**
+   * What one more client adds to a run's setup and teardown, for the progress line's estimate: a
+   * context takes about 0.3-1 s to start on the 2-core machine the README's numbers come from, four
+   * start at a time.
+   */
+  static final double SECONDS_PER_CLIENT = 0.2;
   /** Contexts started at once: more than the machine's cores, so a busy machine still gives them time. */
   static final int STARTERS = 4;
   private static final Duration START_TIMEOUT = Duration.ofMinutes(2);
