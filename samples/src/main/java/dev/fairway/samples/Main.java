@@ -4,7 +4,7 @@ import dev.fairway.samples.lab.Lab;
 import java.util.Arrays;
 
 /**
- * {@code java -jar fairway-samples.jar lab|quickstart|consul-demo [options]}: the samples' one
+ * {@code java -jar fairway-samples.jar lab|quickstart|spring|consul-demo [options]}: the samples' one
  * entry point.
  */
 public final class Main {
@@ -23,13 +23,17 @@ public final class Main {
       case "quickstart":
         Quickstart.main(rest);
         break;
+      case "spring":
+        SpringBootSample.main(rest);
+        break;
       case "consul-demo":
         System.exit(ConsulDemo.run(System.getenv("CONSUL_HTTP_ADDR"), System.getenv("CONSUL_HTTP_TOKEN"), System.out));
         break;
       default:
-        System.err.println("usage: java -jar fairway-samples.jar lab|quickstart|consul-demo [options]");
+        System.err.println("usage: java -jar fairway-samples.jar lab|quickstart|spring|consul-demo [options]");
         System.err.println("  lab          the scenario lab: every strategy against the limit (lab --help)");
         System.err.println("  quickstart   three local backends, one client, ten balanced calls");
+        System.err.println("  spring       two Spring Boot services: a @LoadBalanced RestClient over three orders instances");
         System.err.println("  consul-demo  targets from a Consul agent ($CONSUL_HTTP_ADDR)");
         System.exit(command.isEmpty() || command.equals("--help") ? 0 : 2);
     }

@@ -18,8 +18,9 @@ import javax.tools.ToolProvider;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every {@code ```java} block of the root README compiles as written against the project's modules,
- * so the quickstart and the other snippets cannot drift from the API.
+ * Every {@code ```java} block of the root README compiles as written against the project's modules
+ * (and Spring's, for the "Spring Boot" section), so the quickstart and the other snippets cannot
+ * drift from the API. Each block is a method body; a class in a block is a local class.
  */
 class ReadmeSnippetsCompileTest {
   private static final String IMPORTS = String.join("\n",
@@ -37,6 +38,11 @@ class ReadmeSnippetsCompileTest {
       "import okhttp3.OkHttpClient;",
       "import okhttp3.Request;",
       "import okhttp3.Response;",
+      "import org.springframework.cloud.client.loadbalancer.LoadBalanced;",
+      "import org.springframework.context.annotation.Bean;",
+      "import org.springframework.context.annotation.Configuration;",
+      "import org.springframework.stereotype.Service;",
+      "import org.springframework.web.client.RestClient;",
       "");
 
   static List<String> javaBlocks(String markdown) {

@@ -127,7 +127,8 @@ public final class Lab {
       if (scenario == Scenario.ROLLING) {
         continue; // not a scenario x strategy run
       }
-      double run = perRun + SECONDS_PER_CLIENT * (options.clients(scenario) - 1);
+      double perClient = options.client() == LabClient.Kind.SPRING ? SpringLabClient.SECONDS_PER_CLIENT : SECONDS_PER_CLIENT;
+      double run = perRun + perClient * (options.clients(scenario) - 1);
       if (scenario == Scenario.RECOVERY) {
         run += options.duration().toNanos() / 1e9 / 4;
       }
@@ -155,9 +156,28 @@ public final class Lab {
         .duration(java.time.Duration.ofSeconds(WARM_UP_SECONDS))
         .workers(options.workers())
         .loadReports(options.loadReports())
+        .client(options.client())
         .build();
     progress.println("lab: warming up the JVM");
-    new ScenarioRun(warm, Scenario.STEADY, "least-connections").run(() -> {});
+    for (String strategy : warmUpStrategies(options)) {
+      new ScenarioRun(warm, Scenario.STEADY, strategy).run(() -> {});
+    }
+  }
+
+  /**
+   * Through OkHttp, one warm-up run with least connections; through Spring, one with each balancer
+   * the runs use (Spring Cloud LoadBalancer's own, Fairway's through the starter): their call paths
+   * differ from the RestClient on.
+   */
+  static List<String> warmUpStrategies(LabOptions options) {
+    if (options.client() == LabClient.Kind.OKHTTP) {
+      return List.of("least-connections");
+    }
+    List<String> strategies = new ArrayList<>();
+    options.strategies().stream().filter(SpringLabClient.SPRING_STRATEGIES::contains).findFirst().ifPresent(strategies::add);
+    options.strategies().stream().filter(n -> !SpringLabClient.SPRING_STRATEGIES.contains(n)).findFirst()
+        .ifPresent(strategies::add);
+    return strategies;
   }
 
   static List<RunResult> rowsOf(List<RunResult> results, Scenario scenario) {

@@ -12,10 +12,10 @@ import java.util.Set;
 
 /**
  * The lab's command line (DESIGN.md, "The scenario lab"):
- * {@code lab [--scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|liar|all]
+ * {@code lab [--scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|liar|rolling|all]
  * [--strategies all|NAME,NAME...] [--duration 30s] [--time-scale 1.0] [--workers 8] [--users N]
  * [--clients K] [--load-reports] [--report-style STYLE] [--csv FILE] [--report FILE.html] [--max-attempts N]
- * [--hedge p95|p99|NNms|off]}.
+ * [--hedge p95|p99|NNms|off] [--client okhttp|spring]}.
  *
  * <p>{@code --duration} defaults to 30 s and {@code --time-scale} to 1.0, the article's wall clock.
  * When neither is given the lab uses its quick profile instead (time scale 0.2, 1.6 s measured per
@@ -43,10 +43,12 @@ public final class LabOptions {
   final HedgingPolicy hedging; // null: no hedging
   final String hedge; // as given: "p95", "20ms"; "off"
   final LoadReportStyle reportStyle; // how honest backends word their reports (with --load-reports)
+  final LabClient.Kind client;
 
   private LabOptions(Builder b) {
     this.scenarios = List.copyOf(b.scenarios);
-    this.strategies = List.copyOf(b.strategies);
+    this.client = b.client;
+    this.strategies = List.copyOf(b.strategies != null ? b.strategies : defaultStrategies(b.client, b.allStrategies));
     this.quickProfile = b.duration == null && b.timeScale == null;
     this.duration = b.duration != null ? b.duration : quickProfile ? QUICK_DURATION : Duration.ofSeconds(30);
     this.timeScale = b.timeScale != null ? b.timeScale : quickProfile ? QUICK_TIME_SCALE : 1.0;
@@ -72,6 +74,37 @@ public final class LabOptions {
 
   public List<String> strategies() {
     return strategies;
+  }
+
+  /** The {@code --client}: OkHttp with Fairway's interceptor (default), or Spring contexts. */
+  public LabClient.Kind client() {
+    return client;
+  }
+
+  /**
+   * With no {@code --strategies}: every Fairway strategy through OkHttp; through Spring, its round
+   * robin beside Fairway's default strategy. With {@code all}: every strategy the client can run.
+   */
+  private static List<String> defaultStrategies(LabClient.Kind client, boolean all) {
+    if (client == LabClient.Kind.OKHTTP) {
+      return ALL_STRATEGIES;
+    }
+    List<String> names = new ArrayList<>(client.ownStrategies());
+    if (all) {
+      names.addAll(ALL_STRATEGIES);
+    } else {
+      names.add(defaultStrategyName());
+    }
+    return names;
+  }
+
+  /** The strategy {@code LoadBalancer.builder()} uses when none is set (the starter's default too). */
+  static String defaultStrategyName() {
+    try (dev.fairway.lb.LoadBalancer probe = dev.fairway.lb.LoadBalancer.builder("default")
+        .targets(dev.fairway.lb.Target.of("127.0.0.1", 1))
+        .build()) {
+      return probe.strategy().name();
+    }
   }
 
   public Duration duration() {
@@ -160,7 +193,13 @@ public final class LabOptions {
         "  --report FILE.html   where the HTML report goes (default lab-report.html)",
         "  --max-attempts N     attempts per call across targets (1 = no retry; default 3)",
         "  --hedge p95|p99|NNms|off   hedge calls after that percentile of recent latency, or after a fixed",
-        "                       wall-clock delay (not scaled); default off");
+        "                       wall-clock delay (not scaled); default off",
+        "  --client okhttp|spring   okhttp (default): OkHttp with Fairway's interceptor; spring: each client a",
+        "                       Spring context whose @LoadBalanced RestClient goes through Spring Cloud",
+        "                       LoadBalancer, with Spring's retry on. Its strategies: "
+            + String.join(", ", SpringLabClient.SPRING_STRATEGIES) + " (Spring's own),",
+        "                       or a Fairway NAME (through the starter); default: "
+            + String.join(" and ", SpringLabClient.SPRING_STRATEGIES) + " and Fairway's default");
   }
 
   /** Parses the arguments after {@code lab}. */
@@ -224,6 +263,9 @@ public final class LabOptions {
           break;
         case "--report-style":
           b.reportStyle(value);
+          break;
+        case "--client":
+          b.client(LabClient.Kind.of(value));
           break;
         default:
           throw new UsageException("unknown option: " + arg);
@@ -295,7 +337,9 @@ public final class LabOptions {
   /** Builds options in code (tests); every setter validates. */
   public static final class Builder {
     private List<Scenario> scenarios = Scenario.defaultRun();
-    private List<String> strategies = ALL_STRATEGIES;
+    private List<String> strategies; // null: the client's default
+    private boolean allStrategies;
+    private LabClient.Kind client = LabClient.Kind.OKHTTP;
     private Duration duration;
     private Double timeScale;
     private int workers = 8;
@@ -328,15 +372,17 @@ public final class LabOptions {
 
     public Builder strategies(String list) {
       if (list.equals("all")) {
-        strategies = ALL_STRATEGIES;
+        strategies = null;
+        allStrategies = true;
         return this;
       }
       Set<String> chosen = new LinkedHashSet<>();
       for (String name : list.split(",")) {
         String n = name.trim();
-        if (!ALL_STRATEGIES.contains(n)) {
+        if (!ALL_STRATEGIES.contains(n) && !SpringLabClient.SPRING_STRATEGIES.contains(n)) {
           throw new UsageException("--strategies: \"" + n + "\" (expected: all or a comma-separated list of "
-              + String.join(", ", ALL_STRATEGIES) + ")");
+              + String.join(", ", ALL_STRATEGIES) + "; with --client spring also "
+              + String.join(", ", SpringLabClient.SPRING_STRATEGIES) + ")");
         }
         chosen.add(n);
       }
@@ -437,7 +483,30 @@ public final class LabOptions {
       return this;
     }
 
+    public Builder client(LabClient.Kind kind) {
+      client = kind;
+      return this;
+    }
+
+    /** Checks the options that depend on each other (the client and what it can run), then builds. */
     public LabOptions build() {
+      if (strategies != null) {
+        for (String n : strategies) {
+          if (SpringLabClient.SPRING_STRATEGIES.contains(n) && client != LabClient.Kind.SPRING) {
+            throw new UsageException("--strategies: \"" + n + "\" (expected: with --client spring only)");
+          }
+        }
+      }
+      if (client == LabClient.Kind.SPRING) {
+        if (hedging != null) {
+          throw new UsageException("--hedge: \"" + hedge + "\" (expected: off with --client spring: Spring Cloud "
+              + "LoadBalancer does not hedge)");
+        }
+        if (scenarios.contains(Scenario.ZONES)) {
+          throw new UsageException("--scenario: \"zones\" (expected: with --client okhttp only: its cross-zone "
+              + "penalty is an OkHttp interceptor)");
+        }
+      }
       return new LabOptions(this);
     }
   }
@@ -453,6 +522,6 @@ public final class LabOptions {
         + " strategies, time scale " + timeScale + ", " + duration.toMillis() / 1000.0 + " s measured per run, "
         + workers + " workers per backend, max attempts " + maxAttempts
         + (clients != null ? ", " + clients + " clients" : "") + (loadReports ? ", load reports on" + styleNote() : "")
-        + (hedging != null ? ", hedging " + hedge : "");
+        + (hedging != null ? ", hedging " + hedge : "") + (client != LabClient.Kind.OKHTTP ? ", client " + client.id() : "");
   }
 }

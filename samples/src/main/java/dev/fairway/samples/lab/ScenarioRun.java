@@ -6,14 +6,12 @@ import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.PassiveHealth;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.Target;
-import dev.fairway.lb.TargetStatus;
 import dev.fairway.lb.okhttp.AffinityKey;
 import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowSynchronizationStrategy;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowType;
 import io.github.resilience4j.core.IntervalFunction;
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
@@ -32,7 +30,6 @@ import okhttp3.Dispatcher;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.Response;
-import okhttp3.ResponseBody;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
@@ -58,7 +55,7 @@ final class ScenarioRun {
   /** Recovered: backend-1's share over 3 buckets is at least this fraction of its share before the kill. */
   static final double RECOVERED_FRACTION = 0.8;
   static final int RECOVERY_SMOOTHING_BUCKETS = 3;
-  private static final int[] WRR_WEIGHTS = {6, 3, 2, 1};
+  static final int[] WRR_WEIGHTS = {6, 3, 2, 1};
   /**
    * Not scaled: the admin port answers at once, so only a starved machine (a busy CI box at a tiny
    * time scale) makes a probe slow, and that must not take a live backend out of service.
@@ -144,15 +141,15 @@ final class ScenarioRun {
               .connectionPool(new ConnectionPool(backends.length * clientCount + 8, 1, TimeUnit.MINUTES))
               .build();
       resources.add(() -> shutdown(probeClient));
-      SimpleMeterRegistry[] registries = new SimpleMeterRegistry[clientCount];
-      LoadBalancer[] balancers = new LoadBalancer[clientCount];
-      OkHttpClient[] clients = new OkHttpClient[clientCount];
+      LabClient[] clients = new LabClient[clientCount];
       int usersPerClient = (users + clientCount - 1) / clientCount;
-      resources.add(() -> closeAll(balancers, clients));
-      for (int k = 0; k < clientCount; k++) {
-        registries[k] = new SimpleMeterRegistry();
-        balancers[k] = newBalancer(backends, registries[k], probeClient);
-        clients[k] = newClient(usersPerClient, balancers[k]);
+      resources.add(() -> closeAll(clients));
+      if (options.client() == LabClient.Kind.SPRING) {
+        SpringLabClient.startAll(clients, strategy, backends, options);
+      } else {
+        for (int k = 0; k < clientCount; k++) {
+          clients[k] = newOkHttpLabClient(backends, usersPerClient, probeClient);
+        }
       }
 
       Users pool = new Users(users, clients, bucketNanos, buckets, windowNanos);
@@ -164,8 +161,8 @@ final class ScenarioRun {
       long start = System.nanoTime();
       long end = start + windowNanos;
       pool.openWindow(start, end);
-      long retriesAtStart = retries(registries);
-      long hedgesAtStart = hedgesSent(registries);
+      long retriesAtStart = retries(clients);
+      long hedgesAtStart = hedgesSent(clients);
       boolean faulted = false;
       boolean restarted = false;
       double faultAt = Double.NaN;
@@ -177,11 +174,11 @@ final class ScenarioRun {
         double f = (double) (now - start) / windowNanos;
         pool.setActive(scenario.usersAt(f, users));
         if (scenario.killsBackend() && !faulted && !scenario.backendOneUp(f)) {
-          int before = inFlight(balancers, backends[0]);
+          int before = inFlight(clients, backends[0]);
           faultAt = (System.nanoTime() - start) / 1e9; // kill() closes the listener first thing
           backends[0].kill();
           // Calls picked while the server was stopping (a few ms) die with it too.
-          inFlightAtKill = Math.max(before, inFlight(balancers, backends[0]));
+          inFlightAtKill = Math.max(before, inFlight(clients, backends[0]));
           faulted = true;
         } else if (scenario.killsBackend() && faulted && !restarted && scenario.backendOneUp(f)) {
           backends[0].restart();
@@ -209,8 +206,8 @@ final class ScenarioRun {
           receivedAfterGrace == null
               ? Double.NaN
               : failingShare(receivedAfterGrace, received(backends), Scenario.FAILING_BACKEND);
-      long retries = retries(registries) - retriesAtStart;
-      long hedges = hedgesSent(registries) - hedgesAtStart;
+      long retries = retries(clients) - retriesAtStart;
+      long hedges = hedgesSent(clients) - hedgesAtStart;
 
       double bucketSeconds = bucketNanos / 1e9;
       double baseline = Double.NaN;
@@ -267,6 +264,13 @@ final class ScenarioRun {
         }
       }
     }
+  }
+
+  /** One client of {@code --client okhttp}: its own registry, balancer and OkHttp client. */
+  private LabClient newOkHttpLabClient(Backend[] backends, int usersPerClient, OkHttpClient probeClient) {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    LoadBalancer balancer = newBalancer(backends, registry, probeClient);
+    return new OkHttpLabClient(balancer, newClient(usersPerClient, balancer), registry);
   }
 
   private LoadBalancer newBalancer(Backend[] backends, MeterRegistry registry, OkHttpClient probeClient) {
@@ -355,21 +359,17 @@ final class ScenarioRun {
   }
 
   /**
-   * Shuts every client and closes every balancer, all at once: a balancer's close waits for the
-   * health probes it has out (up to their timeout), and fifty of those one after the other would
-   * take longer than the run.
+   * Closes every client (and its balancer), all at once: a balancer's close waits for the health
+   * probes it has out (up to their timeout), and fifty of those one after the other would take
+   * longer than the run.
    */
-  private static void closeAll(LoadBalancer[] balancers, OkHttpClient[] clients) throws InterruptedException {
-    Thread[] closers = new Thread[balancers.length];
-    for (int k = 0; k < balancers.length; k++) {
-      LoadBalancer balancer = balancers[k];
-      OkHttpClient client = clients[k];
+  private static void closeAll(LabClient[] clients) throws InterruptedException {
+    Thread[] closers = new Thread[clients.length];
+    for (int k = 0; k < clients.length; k++) {
+      LabClient client = clients[k];
       closers[k] = new Thread(() -> {
         if (client != null) {
-          shutdown(client);
-        }
-        if (balancer != null) {
-          balancer.close();
+          client.close();
         }
       }, "lab-close-" + k);
       closers[k].start();
@@ -380,21 +380,19 @@ final class ScenarioRun {
     }
   }
 
-  private static void shutdown(OkHttpClient client) {
+  static void shutdown(OkHttpClient client) {
     client.dispatcher().cancelAll();
     client.dispatcher().executorService().shutdownNow();
     client.connectionPool().evictAll();
   }
 
-  /** The interceptors' retries, over every client's registry. */
-  private static long retries(MeterRegistry[] registries) {
-    double sum = 0;
-    for (MeterRegistry registry : registries) {
-      for (Counter c : registry.find("fairway.retries").counters()) {
-        sum += c.count();
-      }
+  /** Retries over every client (the interceptors' {@code fairway.retries}, or Spring's counted attempts). */
+  private static long retries(LabClient[] clients) {
+    long sum = 0;
+    for (LabClient client : clients) {
+      sum += client.retries();
     }
-    return Math.round(sum);
+    return sum;
   }
 
   /** Every backend at {@link Scenario#ZONE_SERVICE}, scaled. */
@@ -420,15 +418,13 @@ final class ScenarioRun {
     }
   }
 
-  /** Hedges the interceptors sent ({@code fairway.hedges{result=sent}}), over every client's registry. */
-  private static long hedgesSent(MeterRegistry[] registries) {
-    double sum = 0;
-    for (MeterRegistry registry : registries) {
-      for (Counter c : registry.find("fairway.hedges").tag("result", "sent").counters()) {
-        sum += c.count();
-      }
+  /** Hedges the interceptors sent ({@code fairway.hedges{result=sent}}), over every client. */
+  private static long hedgesSent(LabClient[] clients) {
+    long sum = 0;
+    for (LabClient client : clients) {
+      sum += client.hedgesSent();
     }
-    return Math.round(sum);
+    return sum;
   }
 
   private static Duration max(Duration a, Duration b) {
@@ -462,14 +458,12 @@ final class ScenarioRun {
     return sb.toString();
   }
 
-  /** Calls in flight to {@code backend} as all balancers see them together. */
-  private static int inFlight(LoadBalancer[] balancers, Backend backend) {
+  /** Calls in flight to {@code backend} as all clients see them together. */
+  private static int inFlight(LabClient[] clients, Backend backend) {
     int sum = 0;
-    for (LoadBalancer balancer : balancers) {
-      for (TargetStatus s : balancer.status()) {
-        if (s.target().port() == backend.port()) {
-          sum += s.inFlight();
-        }
+    for (LabClient client : clients) {
+      if (client != null) {
+        sum += client.inFlight(backend.port());
       }
     }
     return sum;
@@ -531,7 +525,7 @@ final class ScenarioRun {
    */
   static final class Users {
     private final Thread[] threads;
-    private final OkHttpClient[] clients;
+    private final LabClient[] clients;
     private final Object gate = new Object();
     private final long bucketNanos;
     private final int buckets;
@@ -547,7 +541,7 @@ final class ScenarioRun {
     /** [bucket * 5 + backend] successes, [bucket * 5 + 4] errors, by completion time. */
     private final AtomicLongArray series;
 
-    Users(int count, OkHttpClient[] clients, long bucketNanos, int buckets, long windowNanos) {
+    Users(int count, LabClient[] clients, long bucketNanos, int buckets, long windowNanos) {
       this.clients = clients;
       this.bucketNanos = bucketNanos;
       this.buckets = buckets;
@@ -602,9 +596,7 @@ final class ScenarioRun {
     }
 
     private void loop(int user) {
-      OkHttpClient client = clients[user % clients.length];
-      Request request =
-          new Request.Builder().url("http://" + SERVICE + "/work").header(USER_HEADER, "user-" + user).build();
+      LabClient.Call call = clients[user % clients.length].caller("user-" + user);
       for (long calls = 0; running && calls < MAX_CALLS_PER_USER; ) {
         if (user >= active) {
           synchronized (gate) {
@@ -622,14 +614,12 @@ final class ScenarioRun {
         long start = System.nanoTime();
         int backend = -1;
         String failure = null;
-        try (Response r = client.newCall(request).execute()) {
-          ResponseBody body = r.body();
-          body.bytes();
-          String header = r.header(Backend.BACKEND_HEADER);
-          if (r.code() == 200 && header != null) {
-            backend = Integer.parseInt(header) - 1;
+        try {
+          LabClient.Reply r = call.get();
+          if (r.status() == 200 && r.backend() != null) {
+            backend = Integer.parseInt(r.backend()) - 1;
           } else {
-            failure = "HTTP " + r.code();
+            failure = "HTTP " + r.status();
           }
         } catch (IOException | RuntimeException e) {
           failure = e.getClass().getSimpleName() + ": " + e.getMessage();
