@@ -67,7 +67,7 @@ final class Backend implements AutoCloseable {
 
   private final int index;
   private final int workers;
-  private final boolean loadReports;
+  private volatile LoadReportStyle reportStyle; // null: no load reports
   private final byte[] body;
   private final LongAdder served = new LongAdder();
   /** Requests that reached a worker since start, answered or not. */
@@ -97,7 +97,7 @@ final class Backend implements AutoCloseable {
     this.index = index;
     this.serviceNanos = serviceNanos;
     this.workers = workers;
-    this.loadReports = loadReports;
+    this.reportStyle = loadReports ? LoadReportStyle.HONEST : null;
     this.body = ("backend-" + index + "\n").getBytes(StandardCharsets.US_ASCII);
   }
 
@@ -202,8 +202,9 @@ final class Backend implements AutoCloseable {
       }
       exchange.getResponseHeaders().set(BACKEND_HEADER, Integer.toString(index));
       exchange.getResponseHeaders().set("Content-Type", "text/plain");
-      if (loadReports) {
-        exchange.getResponseHeaders().set(LOAD_REPORT_HEADER, loadReport(load() - 1, workers));
+      LoadReportStyle style = reportStyle;
+      if (style != null) {
+        exchange.getResponseHeaders().set(LOAD_REPORT_HEADER, style.report(load(), workers));
       }
       exchange.sendResponseHeaders(status, content.length);
       try (OutputStream out = exchange.getResponseBody()) {
@@ -229,10 +230,12 @@ final class Backend implements AutoCloseable {
    * capacity it is measured against, so a balancer can compare free workers across backends.
    */
   static String loadReport(int inFlight, int workers) {
-    int rif = Math.max(0, inFlight);
-    double utilization = Math.round(1000.0 * rif / workers) / 1000.0;
-    return "TEXT application_utilization=" + utilization + ", named_metrics.rif=" + rif
-        + ", named_metrics.workers=" + workers;
+    return LoadReportStyle.HONEST.report(Math.max(0, inFlight) + 1, workers);
+  }
+
+  /** From now on responses carry load reports in {@code style} (the liar's lie, or another honest wording). */
+  void reportStyle(LoadReportStyle style) {
+    reportStyle = style;
   }
 
   /** From now on every request that starts service takes {@code factor} times as long. */

@@ -12,9 +12,9 @@ import java.util.Set;
 
 /**
  * The lab's command line (DESIGN.md, "The scenario lab"):
- * {@code lab [--scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|all]
+ * {@code lab [--scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|liar|all]
  * [--strategies all|NAME,NAME...] [--duration 30s] [--time-scale 1.0] [--workers 8] [--users N]
- * [--clients K] [--load-reports] [--csv FILE] [--report FILE.html] [--max-attempts N]
+ * [--clients K] [--load-reports] [--report-style STYLE] [--csv FILE] [--report FILE.html] [--max-attempts N]
  * [--hedge p95|p99|NNms|off]}.
  *
  * <p>{@code --duration} defaults to 30 s and {@code --time-scale} to 1.0, the article's wall clock.
@@ -42,6 +42,7 @@ public final class LabOptions {
   final boolean quickProfile;
   final HedgingPolicy hedging; // null: no hedging
   final String hedge; // as given: "p95", "20ms"; "off"
+  final LoadReportStyle reportStyle; // how honest backends word their reports (with --load-reports)
 
   private LabOptions(Builder b) {
     this.scenarios = List.copyOf(b.scenarios);
@@ -58,6 +59,7 @@ public final class LabOptions {
     this.maxAttempts = b.maxAttempts;
     this.hedging = b.hedging;
     this.hedge = b.hedge;
+    this.reportStyle = b.reportStyle;
   }
 
   public static Builder builder() {
@@ -141,8 +143,8 @@ public final class LabOptions {
     return String.join(
         "\n",
         "usage: java -jar fairway-samples.jar lab [options]",
-        "  --scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|all   (default all:",
-        "                       every scenario but zones and jitter, which run only when named)",
+        "  --scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|liar|all   (default all:",
+        "                       every scenario but zones, jitter and liar, which run only when named)",
         "  --strategies all|NAME,NAME...   NAME is a Strategy.name(): " + String.join(", ", ALL_STRATEGIES),
         "  --duration 30s       measured window per run, after warm-up (units ms, s, m; default 30s)",
         "  --time-scale 1.0     multiplies every service time (0.1 turns 50 ms into 5 ms; default 1.0)",
@@ -152,6 +154,8 @@ public final class LabOptions {
         "  --clients K          independent clients (own balancer and OkHttp client each) instead of each",
         "                       scenario's own (1; fleet 50, slowdown and fastfail 10); users round-robin",
         "  --load-reports       backends send ORCA load reports (endpoint-load-metrics: TEXT ...)",
+        "  --report-style S     how honest backends word them: uncapped|capped, rif-excludes-answered|",
+        "                       rif-counts-answered, workers|no-workers (default uncapped,rif-excludes-answered,workers)",
         "  --csv FILE           also write the results as CSV",
         "  --report FILE.html   where the HTML report goes (default lab-report.html)",
         "  --max-attempts N     attempts per call across targets (1 = no retry; default 3)",
@@ -217,6 +221,9 @@ public final class LabOptions {
           break;
         case "--hedge":
           b.hedge(value);
+          break;
+        case "--report-style":
+          b.reportStyle(value);
           break;
         default:
           throw new UsageException("unknown option: " + arg);
@@ -300,6 +307,7 @@ public final class LabOptions {
     private int maxAttempts = 3;
     private HedgingPolicy hedging;
     private String hedge = "off";
+    private LoadReportStyle reportStyle = LoadReportStyle.HONEST;
 
     public Builder scenarios(String list) {
       if (list.equals("all")) {
@@ -419,9 +427,24 @@ public final class LabOptions {
       return this;
     }
 
+    /** {@code --report-style}: see {@link LoadReportStyle#parse}. */
+    public Builder reportStyle(String text) {
+      try {
+        reportStyle = LoadReportStyle.parse(text);
+      } catch (IllegalArgumentException e) {
+        throw new UsageException(e.getMessage());
+      }
+      return this;
+    }
+
     public LabOptions build() {
       return new LabOptions(this);
     }
+  }
+
+  /** ", style capped,..." when honest backends do not word reports as the lab always did. */
+  String styleNote() {
+    return reportStyle == LoadReportStyle.HONEST ? "" : " (" + reportStyle + ")";
   }
 
   @Override
@@ -429,7 +452,7 @@ public final class LabOptions {
     return "scenarios " + Arrays.toString(scenarios.stream().map(Scenario::id).toArray()) + ", " + strategies.size()
         + " strategies, time scale " + timeScale + ", " + duration.toMillis() / 1000.0 + " s measured per run, "
         + workers + " workers per backend, max attempts " + maxAttempts
-        + (clients != null ? ", " + clients + " clients" : "") + (loadReports ? ", load reports on" : "")
+        + (clients != null ? ", " + clients + " clients" : "") + (loadReports ? ", load reports on" + styleNote() : "")
         + (hedging != null ? ", hedging " + hedge : "");
   }
 }

@@ -23,7 +23,7 @@ final class ResultTables {
     RunResult first = rows.get(0);
     out.append(String.format(Locale.ROOT, "%s: %s (N=%d%s), limit %.1f rps, time scale %s, %.1f s measured%s%s%n",
         scenario.id(), scenario.shape(), first.users, first.clients == 1 ? "" : ", K=" + first.clients, first.limitRps,
-        trim(options.timeScale()), first.measuredSeconds, options.loadReports() ? ", load reports on" : "",
+        trim(options.timeScale()), first.measuredSeconds, options.loadReports() ? ", load reports on" + options.styleNote() : "",
         options.hedging() != null ? ", hedging " + options.hedge : ""));
     String head = String.format(Locale.ROOT, "  %-21s %9s %7s %8s %8s %8s %8s %9s %7s %7s %13s  %s",
         "strategy", "rps", "%limit", "mean ms", "p50 ms", "p95 ms", "p99 ms", "p99.9 ms", "errors", "retries",
@@ -55,6 +55,11 @@ final class ResultTables {
     if (scenario == Scenario.ZONES) {
       for (RunResult r : rows) {
         out.append(ZoneShares.line(r, options.timeScale()));
+      }
+    }
+    if (scenario == Scenario.LIAR) {
+      for (RunResult r : rows) {
+        out.append(LiarShare.line(r, options));
       }
     }
     if (scenario.killsBackend()) {

@@ -50,7 +50,17 @@ public enum Scenario {
    * each backend with seeded randomness. The tail that hedging ({@code --hedge}) is for. Not in the
    * default run: name it ({@code --scenario jitter}).
    */
-  JITTER(100, 1, "100 users, 1% of requests on every backend take 20x");
+  JITTER(100, 1, "100 users, 1% of requests on every backend take 20x"),
+  /**
+   * 100 users, as {@link #STEADY}; backend-4, the slowest, always reports an idle state ({@link
+   * LoadReportStyle#LIAR}), whether or not the others report ({@code --load-reports}): one
+   * misconfigured or compromised instance. Compare with {@code steady --load-reports}, the same run
+   * with every backend honest. Not in the default run: name it ({@code --scenario liar}).
+   */
+  LIAR(100, 1, "100 users, backend-4 always reports idle (utilization 0.000001, rif 1)");
+
+  /** The backend (0-based) that lies about its load in {@link #LIAR}: the slowest. */
+  static final int LIAR_BACKEND = 3;
 
   /** Service time of every backend in {@link #ZONES}, at time scale 1. */
   static final java.time.Duration ZONE_SERVICE = java.time.Duration.ofMillis(100);
@@ -112,11 +122,11 @@ public enum Scenario {
 
   /**
    * Whether {@code lab} with no {@code --scenario} (or {@code --scenario all}) runs it: all but
-   * {@link #ZONES} and {@link #JITTER}, which are about one feature each and run only when named, so
+   * {@link #ZONES}, {@link #JITTER} and {@link #LIAR}, which are about one feature each and run only when named, so
    * the default run stays near four minutes.
    */
   boolean inDefaultRun() {
-    return this != JITTER && this != ZONES;
+    return this != JITTER && this != ZONES && this != LIAR;
   }
 
   /** The scenarios of the default run, in order. */
@@ -187,6 +197,6 @@ public enum Scenario {
         return s;
       }
     }
-    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail, zones, jitter or all)");
+    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail, zones, jitter, liar or all)");
   }
 }

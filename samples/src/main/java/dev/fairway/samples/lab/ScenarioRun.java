@@ -124,6 +124,7 @@ final class ScenarioRun {
         backends[i] =
             new Backend(i + 1, (long) (serviceSeconds[i] * 1e9), options.workers(), options.loadReports()).start();
         resources.add(backends[i]);
+        backends[i].reportStyle(LoadReportStyle.of(options, scenario, i));
         if (scenario == Scenario.JITTER) { // from the start: warm-up included, a steady property of the fleet
           backends[i].jitter(Scenario.JITTER_PERCENT / 100.0, Scenario.JITTER_FACTOR, Scenario.JITTER_SEED + i);
         }

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -194,8 +195,13 @@ class LabSmokeTest {
     for (RunResult r : Lab.rowsOf(results, Scenario.FASTFAIL)) {
       // Counted at the servers from 1 s (time scale 1, here 0.05 s) after the fault to the window's end.
       assertThat(r.failingShare()).as("share reaching backend-2 with %s", r.strategy()).isBetween(0.0, 1.0);
-      // Backend-2 served before the fault and answers only 503s after it.
-      assertThat(r.perBackend()[1]).as("calls served by backend-2 with %s", r.strategy()).isPositive();
+      // And the table reports that measured share, strategy by strategy. (Not that backend-2 served
+      // calls before the fault: that was true of a typical run only. At this time scale the first
+      // third is 0.23 s, and a strategy may rightly send the second-fastest backend nothing in it.)
+      String prefix = String.format(Locale.ROOT, "  %-21s backend-2 answers 503 from ", r.strategy());
+      List<String> lines = stdout.lines().filter(line -> line.startsWith(prefix)).toList();
+      assertThat(lines).as("fastfail line of %s", r.strategy()).hasSize(1);
+      assertThat(lines.get(0)).endsWith(ResultTables.failing(r, options));
     }
     assertThat(stdout).contains("backend-2 answers 503 from ").contains("reached it (target: < 1%)");
   }

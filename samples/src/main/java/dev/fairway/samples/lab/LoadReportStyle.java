@@ -1,0 +1,120 @@
+package dev.fairway.samples.lab;
+
+import java.util.Locale;
+
+/**
+ * How a lab backend words its ORCA load report ({@value Backend#LOAD_REPORT_HEADER}, TEXT form).
+ * Honest servers differ in three ways, and a bound on what a report may claim must not cost the
+ * gain from any of them ({@code --report-style}):
+ *
+ * <ul>
+ *   <li>utilization <b>uncapped</b> (ORCA's {@code application_utilization}, which may exceed 1 past
+ *       the soft limit: queued requests count) or <b>capped</b> at 1, as a CPU figure is;
+ *   <li>{@code named_metrics.rif} <b>excluding</b> the request being answered (it is about to leave)
+ *       or <b>including</b> it (the count at the moment the server writes the header);
+ *   <li>{@code named_metrics.workers} <b>present</b> or <b>absent</b> (a name only this lab sends; gRPC's
+ *       ORCA has no such field).
+ * </ul>
+ *
+ * <p>And one dishonest server: {@link #LIAR} always claims to be idle, {@value #LIAR_REPORT},
+ * whatever its load (the {@code liar} scenario's backend-4). A report of 1 request in flight at a
+ * utilization of 0.000001 implies a million workers.
+ *
+ * <p>Immutable and thread-safe.
+ */
+final class LoadReportStyle {
+  /** What {@link #LIAR} sends on every response. */
+  static final String LIAR_REPORT = "TEXT application_utilization=0.000001, named_metrics.rif=1";
+
+  /** The lab's report until styles existed: uncapped, the answered request excluded, workers sent. */
+  static final LoadReportStyle HONEST = new LoadReportStyle(false, false, true, false);
+  static final LoadReportStyle LIAR = new LoadReportStyle(false, false, false, true);
+
+  private final boolean capped;
+  private final boolean countsAnswered;
+  private final boolean sendsWorkers;
+  private final boolean lies;
+
+  private LoadReportStyle(boolean capped, boolean countsAnswered, boolean sendsWorkers, boolean lies) {
+    this.capped = capped;
+    this.countsAnswered = countsAnswered;
+    this.sendsWorkers = sendsWorkers;
+    this.lies = lies;
+  }
+
+  /**
+   * How backend {@code index} (0-based) of a {@code scenario} run reports: the liar's lie for the
+   * {@link Scenario#LIAR} backend, else the options' style with {@code --load-reports}, else null
+   * (no reports).
+   */
+  static LoadReportStyle of(LabOptions options, Scenario scenario, int index) {
+    if (scenario == Scenario.LIAR && index == Scenario.LIAR_BACKEND) {
+      return LIAR;
+    }
+    return options.loadReports() ? options.reportStyle : null;
+  }
+
+  /**
+   * Parses {@code --report-style}: a comma-separated list of {@code uncapped|capped},
+   * {@code rif-excludes-answered|rif-counts-answered} and {@code workers|no-workers}, each at most
+   * once; what is not named stays as in {@link #HONEST}.
+   */
+  static LoadReportStyle parse(String text) {
+    Boolean capped = null;
+    Boolean countsAnswered = null;
+    Boolean sendsWorkers = null;
+    for (String part : text.split(",", -1)) {
+      String p = part.trim().toLowerCase(Locale.ROOT);
+      switch (p) {
+        case "uncapped", "capped" -> capped = once(capped, p.equals("capped"), text);
+        case "rif-excludes-answered", "rif-counts-answered" ->
+            countsAnswered = once(countsAnswered, p.equals("rif-counts-answered"), text);
+        case "workers", "no-workers" -> sendsWorkers = once(sendsWorkers, p.equals("workers"), text);
+        default -> throw invalid(text);
+      }
+    }
+    return new LoadReportStyle(capped != null && capped, countsAnswered != null && countsAnswered,
+        sendsWorkers == null || sendsWorkers, false);
+  }
+
+  private static boolean once(Boolean previous, boolean value, String text) {
+    if (previous != null) {
+      throw invalid(text);
+    }
+    return value;
+  }
+
+  private static IllegalArgumentException invalid(String text) {
+    return new IllegalArgumentException("--report-style: \"" + text + "\" (expected: a comma-separated list of"
+        + " uncapped|capped, rif-excludes-answered|rif-counts-answered, workers|no-workers, each at most once)");
+  }
+
+  /**
+   * The header value at a backend with {@code load} requests queued or in service, the one being
+   * answered included, and {@code workers} workers.
+   */
+  String report(int load, int workers) {
+    if (lies) {
+      return LIAR_REPORT;
+    }
+    int rif = Math.max(0, countsAnswered ? load : load - 1);
+    double permille = 1000.0 * rif / workers;
+    double utilization = Math.round(capped ? Math.min(1000.0, permille) : permille) / 1000.0;
+    return "TEXT application_utilization=" + utilization + ", named_metrics.rif=" + rif
+        + (sendsWorkers ? ", named_metrics.workers=" + workers : "");
+  }
+
+  boolean lies() {
+    return lies;
+  }
+
+  /** As {@code --report-style} names it, e.g. {@code capped,rif-counts-answered,no-workers}; "liar" for the liar. */
+  @Override
+  public String toString() {
+    if (lies) {
+      return "liar";
+    }
+    return (capped ? "capped" : "uncapped") + (countsAnswered ? ",rif-counts-answered" : ",rif-excludes-answered")
+        + (sendsWorkers ? ",workers" : ",no-workers");
+  }
+}
