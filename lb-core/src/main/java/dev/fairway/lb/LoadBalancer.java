@@ -146,14 +146,47 @@ public final class LoadBalancer implements AutoCloseable {
       updater.refresh(); // never waits: if another thread is applying changes, it applies this too
       s = updater.published();
     }
-    for (boolean trialsFull = false, justOut = false; ; ) {
+    Selector selector = s.selector;
+    if (selector == null) {
+      return pickWithCare(affinityKey, ex, now, s, null); // fails, saying why
+    }
+    TrackedTarget t = selector.select(affinityKey, ex, now);
+    if (t == null || s.trialTargets != 0 || (!s.panic && s.healthMark != healthEpoch.started)) {
+      return pickWithCare(affinityKey, ex, now, s, t);
+    }
+    // The common case, kept small so that it inlines into the caller: a target was chosen, nobody
+    // is on trial, and no change to out of service can be missing from the snapshot (HealthEpoch).
+    if (!selector.acquiresSlot()) {
+      t.acquire();
+    }
+    if (s.panic) {
+      metrics.panicPick();
+    }
+    return new PickHandle(completions, t, now, false);
+  }
+
+  /**
+   * The pick from where {@link #pick} left it ({@code chosen} is what the selector of {@code s}
+   * returned, its slot not yet taken), for everything but the common case: nothing chosen (wait for
+   * a slot, or fail), a target on trial, or one that may have gone out of service since the snapshot
+   * was built. Loops, excluding each target it gives back, until it has one or none is left.
+   */
+  private Pick pickWithCare(@Nullable String affinityKey, @Nullable Set<Target> exclude, long nowNanos,
+      PublishedSnapshot published, @Nullable TrackedTarget chosen) throws NoTargetAvailableException {
+    @Nullable Set<Target> ex = exclude;
+    long now = nowNanos;
+    PublishedSnapshot s = published;
+    TrackedTarget t = chosen;
+    for (boolean first = true, trialsFull = false, justOut = false; ; first = false) {
       Selector selector = s.selector;
       if (selector == null) {
         throw NoTargetAvailableException.of(service, s.snapshot.unavailableReason);
       }
-      TrackedTarget t = selector.select(affinityKey, ex, now);
+      if (!first) {
+        t = selector.select(affinityKey, ex, now);
+      }
       if (t == null) {
-        t = attached.awaitSlot(affinityKey, ex, published); // a strategy with a capacity limit waits
+        t = attached.awaitSlot(affinityKey, ex, this.published); // a strategy with a capacity limit waits
         if (t == null) {
           throw NoTargetAvailableException.of(service, "all " + s.snapshot.pickable.length
               + " available targets are excluded" + (trialsFull ? " or on trial with every trial permit in use" : "")
@@ -168,7 +201,7 @@ public final class LoadBalancer implements AutoCloseable {
         // Ejected or unhealthy since this snapshot was built, and status() already says so: the
         // snapshot without it is on its way (another thread is applying changes). Choose again
         // without it, so no pick returns a target status() shows out. Asked only when a change to
-        // out of service may be missing from the snapshot (HealthEpoch): one shared read otherwise.
+        // out of service may be missing from the snapshot (HealthEpoch).
         completions.release(t, false);
         ex = excludingAlso(ex, t);
         justOut = true;

@@ -34,8 +34,10 @@
  *       {@code TargetHealth.State} in one volatile field, one transition function ({@code next}), and
  *       the one mapping from its {@code HealthPhase} to the public {@code TargetState}
  *       ({@code TargetHealth.shown}) that status, metrics and listeners all use. A change returns a
- *       {@code HealthTransition}. {@code PassiveHealthChecker} decides ejections from call outcomes
- *       (a Resilience4j window per target); {@code ActiveHealthChecker} runs the probes.
+ *       {@code HealthTransition}; {@code HealthEpoch} counts the changes to out of service, so a
+ *       pick can tell with one read whether its snapshot may be missing one.
+ *       {@code PassiveHealthChecker} decides ejections from call outcomes (a Resilience4j window
+ *       per target); {@code ActiveHealthChecker} runs the probes.
  *   <li><b>Membership and snapshots.</b> {@code Membership}: the members by id, applied from a new
  *       list whole or not at all. {@code SnapshotBuilder} turns it, at a moment, into a
  *       {@code TargetSnapshot}: plain data (pickable targets, effective weights, who is on trial,
@@ -64,9 +66,10 @@
  * waiting). {@code Selector.select} chooses; null means nothing to give, and then
  * {@code AttachedStrategy.awaitSlot} waits for a slot (concurrency-limited only) or the pick fails
  * with {@code NoTargetAvailableException}. The chosen target's slot is taken
- * ({@code TargetLoad.acquire}); a target that {@code TargetHealth.outAt} says went out since the
- * snapshot was built, or a half-open one without a free trial permit, is given back and the choice
- * made again without it. The result is a {@code PickHandle}: the one allocation.
+ * ({@code TargetLoad.acquire}); a target that went out since the snapshot was built (asked of
+ * {@code TargetHealth.outAt} only when the {@code HealthEpoch} moved), or a half-open one without a
+ * free trial permit, is given back and the choice made again without it. The result is a
+ * {@code PickHandle}: the one allocation.
  *
  * <p><b>A completion</b> ({@code PickHandle.success}, {@code failure} or {@code release}; only the
  * first counts): {@code Completions} updates the {@code TargetLoad} (latency average, windowed
