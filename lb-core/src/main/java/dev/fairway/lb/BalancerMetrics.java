@@ -34,6 +34,13 @@ class BalancerMetrics {
 
   void panicPick() {}
 
+  /**
+   * A load report from {@code t} was discarded: it claimed fewer calls than this balancer had there
+   * ({@code distrusted} false), or the target's reports are not used for a while (true); see
+   * {@link TargetLoad#recordReport}.
+   */
+  void reportDiscarded(TrackedTarget t, boolean distrusted) {}
+
   void close() {}
 
   static BalancerMetrics micrometer(MeterRegistry registry, String service, Supplier<PublishedSnapshot> published,
@@ -50,7 +57,11 @@ class BalancerMetrics {
   /**
    * {@code fairway.targets{service,balancer,state}}, {@code fairway.ejections{service,balancer,target}},
    * {@code fairway.affinity.invalidations{service,balancer}}, {@code fairway.panic{service,balancer}},
-   * {@code fairway.inflight{service,balancer,target}}, and with zone-aware routing
+   * {@code fairway.inflight{service,balancer,target}}, {@code fairway.load.reports{service,result}}
+   * with result {@code implausible} or {@code distrusted} (reports discarded by the plausibility
+   * rules, {@link TargetLoad#recordReport}; registered on the first, and without the {@code
+   * balancer} tag: lb-okhttp counts the {@code parsed} and {@code malformed} ones under the same
+   * name with these tags, and a registry such as Prometheus wants one set of tag keys per name), and with zone-aware routing
    * {@code fairway.zone.spill{service,balancer}} (the share of calls the current snapshot sends out
    * of the local zone, 0..1; read from the published selector, so it costs the pick path nothing). The {@code balancer} tag (a number unique in
    * the process) keeps two balancers of one service apart: each has its own meters, and closing
@@ -71,7 +82,10 @@ class BalancerMetrics {
     // Null until start() registers them (the balancer may be counting before then).
     private volatile @Nullable Counter invalidations;
     private volatile @Nullable Counter panic;
+    private volatile @Nullable Counter reportsImplausible;
+    private volatile @Nullable Counter reportsDistrusted;
     private volatile boolean started;
+    private boolean closed; // guarded by this, with the lazily registered counters
     private final boolean zoneAware;
 
     MicrometerMetrics(MeterRegistry registry, String service, Supplier<PublishedSnapshot> published, LongSupplier ticker,
@@ -210,6 +224,41 @@ class BalancerMetrics {
     }
 
     @Override
+    void reportDiscarded(TrackedTarget t, boolean distrusted) {
+      Counter c = distrusted ? reportsDistrusted : reportsImplausible;
+      if (c == null) {
+        c = registerDiscarded(distrusted);
+        if (c == null) {
+          return;
+        }
+      }
+      c.increment();
+    }
+
+    /** Registers the counter on first use; null before {@link #start} or after {@link #close}. */
+    private synchronized @Nullable Counter registerDiscarded(boolean distrusted) {
+      if (!started || closed) {
+        return null;
+      }
+      Counter c = distrusted ? reportsDistrusted : reportsImplausible;
+      if (c != null) {
+        return c;
+      }
+      c = Counter.builder("fairway.load.reports")
+          .description("Load reports read from responses; implausible and distrusted ones were discarded by the balancer")
+          .tag("service", service)
+          .tag("result", distrusted ? "distrusted" : "implausible")
+          .register(registry);
+      shared.add(c);
+      if (distrusted) {
+        reportsDistrusted = c;
+      } else {
+        reportsImplausible = c;
+      }
+      return c;
+    }
+
+    @Override
     void close() {
       for (TrackedTarget t : new ArrayList<>(perTarget.keySet())) {
         try {
@@ -218,7 +267,10 @@ class BalancerMetrics {
           // reported by the registry's own listener; closing goes on
         }
       }
-      shared.forEach(registry::remove);
+      synchronized (this) {
+        closed = true;
+        shared.forEach(registry::remove);
+      }
     }
   }
 }

@@ -24,6 +24,24 @@ final class Completions {
     this.metrics = metrics;
   }
 
+  /**
+   * A load report arrived on the response of a call sent at {@code startNanos} ({@code
+   * recordedLatencyNanos} if its latency was recorded, else -1): the target judges it ({@link
+   * TargetLoad#recordReport}), and a discarded one is counted. {@code inFlightAtPick} is this
+   * balancer's calls on the target when the call was sent, itself included.
+   */
+  void report(TrackedTarget t, double utilization, double requestsInFlight, long startNanos, long recordedLatencyNanos,
+      int inFlightAtPick) {
+    long now = ticker.getAsLong();
+    long latency = recordedLatencyNanos >= 0 ? recordedLatencyNanos : Math.max(0, now - startNanos);
+    int result = t.recordReport(utilization, requestsInFlight, now, latency, startNanos, inFlightAtPick);
+    if (result == TargetLoad.REPORT_IMPLAUSIBLE) {
+      metrics.reportDiscarded(t, false);
+    } else if (result == TargetLoad.REPORT_DISTRUSTED) {
+      metrics.reportDiscarded(t, true);
+    }
+  }
+
   long nanoTime() {
     return ticker.getAsLong();
   }

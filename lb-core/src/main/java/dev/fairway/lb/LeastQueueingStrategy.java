@@ -153,11 +153,12 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
     return k < learned || (k == learned && nowNanos - t.probeBlockedUntilNanos >= 0);
   }
 
-  /** Workers implied by a report (in flight / utilization), or 0 when the report cannot tell. */
+  /**
+   * Workers implied by the kept report (in flight / utilization, capped by {@link
+   * TargetLoad#recordReport}), or 0 when the report cannot tell.
+   */
   static double reportedWorkers(TrackedTarget t) {
-    double u = t.reportedUtilization;
-    double rif = t.reportedInFlight;
-    return u > 0 && rif > 0 ? rif / u : 0;
+    return t.reportedWorkers; // capped when the report was kept, see TargetLoad#recordReport
   }
 
   static final class LeastQueueingSelector extends Selector {

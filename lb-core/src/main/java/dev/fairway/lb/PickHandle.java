@@ -52,7 +52,7 @@ final class PickHandle implements Pick {
   @Override
   public void reportLoad(double utilization, double requestsInFlight) {
     if (done == 0) {
-      tracked.recordReport(utilization, requestsInFlight, completions.nanoTime());
+      completions.report(tracked, utilization, requestsInFlight, startNanos, latencyNanos, state >>> 1);
     }
   }
 

@@ -20,7 +20,7 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
     return new AttachedStrategy() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
-        return new P2cSelector(snapshot, context.random);
+        return new P2cSelector(snapshot, context.random, context.tauNanos);
       }
     };
   }
@@ -30,10 +30,13 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
     private final long[] weights;
     private final WeightedSampler sampler;
     private final RandomSource random;
+    /** For the latency average of a target whose reports are not used ({@link TargetLoad#fleetLoad}). */
+    private final double stepsPerNano;
     /** Round-trip ranks for ties ({@link Selector#roundTripRanks}); null when none is known. */
     private final long @Nullable [] roundTrip;
 
-    P2cSelector(TargetSnapshot snapshot, RandomSource random) {
+    P2cSelector(TargetSnapshot snapshot, RandomSource random, double tauNanos) {
+      this.stepsPerNano = TargetLoad.DECAY_STEPS_PER_TAU / tauNanos;
       this.targets = snapshot.pickable;
       this.roundTrip = roundTripRanks(targets);
       this.weights = snapshot.weights;
@@ -55,8 +58,8 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
         boolean okA = !excluded(ta, exclude);
         boolean okB = !excluded(tb, exclude);
         if (okA && okB) {
-          double loadA = ta.fleetInFlight(nowNanos, TargetLoad.REPORT_TTL_NANOS);
-          double loadB = tb.fleetInFlight(nowNanos, TargetLoad.REPORT_TTL_NANOS);
+          double loadA = ta.fleetLoad(nowNanos, stepsPerNano);
+          double loadB = tb.fleetLoad(nowNanos, stepsPerNano);
           if (LeastConnectionsStrategy.lessLoaded(loadB, weights[b], loadA, weights[a])) {
             return tb;
           }

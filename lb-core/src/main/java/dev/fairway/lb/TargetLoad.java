@@ -37,6 +37,12 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    * first success. TCP Vegas' base RTT: latency above it is queueing.
    */
   volatile double minLatencyNanos;
+  /**
+   * The lowest successful latency since the target was (re)admitted, in nanoseconds; 0 until the
+   * first success. Unlike {@link #minLatencyNanos} it never rises, so a target whose every call
+   * queues cannot raise it to the queued latency: the plausibility rules compare against it.
+   */
+  volatile double fastestNanos;
   /** The lowest successful latency of the current window alone. */
   volatile double windowMinNanos;
   /** Ticker value at which the current window began. */
@@ -82,21 +88,190 @@ abstract class TargetLoad extends TargetLoadPadBefore {
   volatile long aloneWaitedAtNanos = NO_ALONE_WAIT;
   static final long NO_ALONE_WAIT = Long.MIN_VALUE;
 
+  // What the plausibility rules (recordReport) keep: written on the report path only.
+  /** Workers the latest kept report implies (in flight / utilization), capped; 0 when it cannot tell. */
+  volatile double reportedWorkers;
+  /** The most calls of this balancer that were on the target when one of its reports arrived. */
+  volatile int peakOwnAtReport;
+  /** Reports in a row that disagreed with what this balancer saw. */
+  volatile int disagreements;
+  /** Ticker value until which the target's reports are not used; meaningful while {@link #distrustLevel} > 0. */
+  volatile long distrustedUntilNanos;
+  /** 0 until the first fallback; then how many fallbacks in a row (each one lasts twice the one before). */
+  volatile int distrustLevel;
+
+  /** What became of a report: {@link #recordReport}'s results. */
+  static final int REPORT_KEPT = 0;
+  static final int REPORT_EMPTY = 1;
+  static final int REPORT_IMPLAUSIBLE = 2;
+  static final int REPORT_DISTRUSTED = 3;
+
   /**
-   * Stores a report from the target at {@code nowNanos}; NaN or negative values are not kept (the
-   * field keeps NaN). A report with neither value changes nothing.
+   * Besides the answering call, one in this many of this balancer's calls on the target may be
+   * unknown to the target without the report being a lie: sent but not yet read by the target, or
+   * answered but not yet read by this balancer.
    */
-  void recordReport(double utilization, double requestsInFlight, long nowNanos) {
+  static final int IN_TRANSIT_SHARE = 8;
+  /** The implied workers are capped at this many times the most calls this balancer itself had on the target. */
+  static final int WORKER_MARGIN = 8;
+  /** A call slower than this many times the service time waited in a queue, whatever the report says. */
+  static final double WAITED_RATIO = 2.0;
+  /** Reports in a row that disagree before the target falls back to unreported scoring. */
+  static final int DISAGREEMENTS_TO_DISTRUST = 2;
+  /** The first fallback lasts this long; each one that follows the last within {@link #DISTRUST_MAX_NANOS}, twice as long. */
+  static final long DISTRUST_BASE_NANOS = java.time.Duration.ofSeconds(30).toNanos();
+  /** The longest fallback (four minutes: 30 s doubled three times). */
+  static final long DISTRUST_MAX_NANOS = java.time.Duration.ofMinutes(4).toNanos();
+
+  /**
+   * Judges a report from the target at {@code nowNanos}, the answer to a call that took {@code
+   * latencyNanos}, against what this balancer sees itself, and keeps it only if it agrees. The
+   * rules, all on this path so that a pick reads only the result:
+   *
+   * <ul>
+   *   <li><b>Not fewer calls than ours.</b> Our own calls on the target ({@code own}, the answering
+   *       one included) are in flight there. A report whose count (its {@code rif}; a utilization of
+   *       0 alone claims 0) is below {@code own - 1 - own / }{@value #IN_TRANSIT_SHARE} is a lie:
+   *       the 1 is the answering call, which a server may or may not count, and the eighth is calls
+   *       still on the wire. It is discarded ({@link #REPORT_IMPLAUSIBLE}).
+   *   <li><b>Workers capped.</b> The implied workers (rif / utilization) are at most {@value
+   *       #WORKER_MARGIN} x the most of our calls it ever held at a report or the concurrency we
+   *       learned, at least {@value #WORKER_MARGIN}: a report of 1e6 or Infinity workers
+   *       counts as a few, so once our calls exceed them the target is hot again. Our own counts
+   *       only, since a liar's own counts would raise its cap. The margin is wide because in a
+   *       fleet each client holds a few of a target's calls (8 workers seen as 1 or 2 of ours).
+   *   <li><b>Free, yet our call waited.</b> A report that claimed a free worker while our call was
+   *       waiting for one ({@link #judgeKeptReport}): the call was slower than {@value #WAITED_RATIO}
+   *       x the fastest answer the target ever gave us ({@link #fastestNanos}) disagrees: it waited
+   *       in a queue the report said was not there. Not the windowed service time: at a target
+   *       whose every call queues, that rises to the queued latency. Not the report that answers
+   *       the call: an honest queue that drains answers its last calls, which all waited, with
+   *       reports of free workers. One such disagreement is normal (another client filled the
+   *       target since, or it is slower now), so the report is kept.
+   *   <li><b>Repeated disagreement falls back.</b> {@value #DISAGREEMENTS_TO_DISTRUST} discarded or
+   *       disagreeing reports in a row (reports that cannot be judged do not break the row) and the target's reports are not used for 30 s, then 60, 120
+   *       and at most 240 s if it happens again within 4 minutes of the last fallback's end (as
+   *       Envoy's outlier detection lengthens each ejection): it is scored as if it never reported.
+   *       Its reports meanwhile are discarded unread ({@link #REPORT_DISTRUSTED}); for the
+   *       strategies that count calls see {@link #fleetLoad}. An agreeing report ends the streak.
+   * </ul>
+   *
+   * <p>NaN or negative values are not kept (the field keeps NaN); a report with neither value
+   * changes nothing ({@link #REPORT_EMPTY}).
+   *
+   * @return one of {@link #REPORT_KEPT}, {@link #REPORT_EMPTY}, {@link #REPORT_IMPLAUSIBLE}, {@link #REPORT_DISTRUSTED}
+   */
+  int recordReport(double utilization, double requestsInFlight, long nowNanos, long latencyNanos, long startNanos,
+      int inFlightAtPick) {
     boolean u = utilization >= 0 && utilization < Double.POSITIVE_INFINITY;
     boolean r = requestsInFlight >= 0 && requestsInFlight < Double.POSITIVE_INFINITY;
     if (!u && !r) {
-      return;
+      return REPORT_EMPTY;
+    }
+    if (distrustLevel > 0 && nowNanos - distrustedUntilNanos < 0) {
+      return REPORT_DISTRUSTED;
+    }
+    int own = inFlight;
+    double claimed = r ? requestsInFlight : utilization == 0 ? 0 : Double.NaN;
+    boolean implausible = claimed < own - 1 - own / IN_TRANSIT_SHARE;
+    int peak = peakOwnAtReport;
+    if (!implausible && own > peak) {
+      peakOwnAtReport = peak = own;
+    }
+    double workers = 0;
+    if (u && r && utilization > 0 && requestsInFlight > 0) {
+      double cap = (double) WORKER_MARGIN * Math.max(1, Math.max(peak, learnedConcurrency));
+      workers = Math.min(cap, requestsInFlight / utilization);
+    }
+    double fastest = fastestNanos;
+    boolean waited = fastest > 0 && latencyNanos > WAITED_RATIO * fastest;
+    int judged = implausible ? DISAGREES : judgeKeptReport(nowNanos, startNanos, inFlightAtPick, waited, fastest);
+    if (judged == DISAGREES) {
+      int n = disagreements + 1;
+      if (n >= DISAGREEMENTS_TO_DISTRUST) {
+        distrust(nowNanos);
+        return implausible ? REPORT_IMPLAUSIBLE : REPORT_DISTRUSTED;
+      }
+      disagreements = n;
+      if (implausible) {
+        return REPORT_IMPLAUSIBLE;
+      }
+    } else if (judged == AGREES) {
+      disagreements = 0;
     }
     reportedUtilization = u ? utilization : Double.NaN;
     reportedInFlight = r ? requestsInFlight : Double.NaN;
-    inFlightAtReport = inFlight;
+    reportedWorkers = workers;
+    inFlightAtReport = own;
     reportStampNanos = nowNanos;
     reported = true;
+    return REPORT_KEPT;
+  }
+
+  static final int AGREES = 0;
+  static final int DISAGREES = 1;
+  static final int UNKNOWN = 2;
+
+  /**
+   * Whether the kept report in hand (the latest before the one arriving now) agrees with the call
+   * being answered, sent at {@code startNanos} and done at {@code nowNanos}; {@code waited} if it
+   * took over {@value #WAITED_RATIO} x the fastest answer. A report claims a free worker when its
+   * count, plus our calls sent since, is below its workers (or, without workers, it claimed nothing
+   * in flight and we sent nothing since): least queueing's "cold". It disagrees if it claimed one
+   *
+   * <ul>
+   *   <li>when the call was sent (it came before, and was fresh then), and the call waited; or
+   *   <li>while the call was out and at least {@value #WAITED_RATIO} x the fastest answer before its
+   *       end, so that the call was still waiting in the queue (unless its own service took that
+   *       long): an honest target with a call waiting has no free worker.
+   * </ul>
+   *
+   * A report that claimed no free worker agrees (it cannot draw calls), and so does one that
+   * claimed one on a call that did not wait. Anything else is {@link #UNKNOWN}: no report, a stale
+   * one, or one from the end of the call.
+   */
+  private int judgeKeptReport(long nowNanos, long startNanos, int inFlightAtPick, boolean waited, double fastest) {
+    if (!reported) {
+      return UNKNOWN;
+    }
+    long stamp = reportStampNanos;
+    double rif = reportedInFlight;
+    double workers = reportedWorkers;
+    boolean before = stamp - startNanos <= 0;
+    if (before && startNanos - stamp >= REPORT_TTL_NANOS) {
+      return UNKNOWN;
+    }
+    int sentSince = before ? Math.max(0, inFlightAtPick - inFlightAtReport) : 0;
+    boolean claimedFree = workers > 0 ? rif + sentSince < workers
+        : sentSince == 0 && (rif == 0 || (Double.isNaN(rif) && reportedUtilization == 0));
+    if (!claimedFree) {
+      return AGREES;
+    }
+    if (!waited) {
+      return AGREES;
+    }
+    if (before || nowNanos - stamp >= WAITED_RATIO * fastest) {
+      return DISAGREES;
+    }
+    return UNKNOWN;
+  }
+
+  /** Falls back to unreported scoring: the report in hand is dropped, and the next ones until the fallback ends. */
+  private void distrust(long nowNanos) {
+    int level = distrustLevel;
+    if (level > 0 && nowNanos - distrustedUntilNanos > DISTRUST_MAX_NANOS) {
+      level = 0; // good for four minutes since the last fallback: start again at 30 s
+    }
+    long length = Math.min(DISTRUST_MAX_NANOS, DISTRUST_BASE_NANOS << Math.min(level, 3));
+    disagreements = 0;
+    reported = false;
+    distrustedUntilNanos = nowNanos + length;
+    distrustLevel = level + 1;
+  }
+
+  /** True while the target's reports are not used ({@link #recordReport}'s fallback). */
+  final boolean distrusted(long nowNanos) {
+    return distrustLevel > 0 && nowNanos - distrustedUntilNanos < 0;
   }
 
   /** True if a report arrived within {@code ttlNanos} before {@code nowNanos}. */
@@ -122,6 +297,32 @@ abstract class TargetLoad extends TargetLoadPadBefore {
     return Math.max(own, rif + Math.max(0, own - inFlightAtReport));
   }
 
+  /**
+   * Calls in flight at the target from every client, for strategies that compare counts: with a
+   * fresh report, {@link #fleetInFlight}; while its reports are not used ({@link #distrusted}), as
+   * many as its latency implies, workers x latency average / fastest answer (Little's law: a queue
+   * served by w workers in time S holds about w x L / S calls when its calls take L), with the
+   * workers of its last kept report, capped ({@link #recordReport}), at least 1, and never below
+   * this balancer's own count. Scored at its own count, as a target that never reported, it would
+   * carry N times an honest target's load with N clients, since the honest ones are counted
+   * fleet-wide. The average decays ({@link #decayedEwma}), so a target left alone is tried again.
+   * Otherwise this balancer's own count. {@code stepsPerNano} as for {@link #decayedEwma}.
+   */
+  final double fleetLoad(long nowNanos, double stepsPerNano) {
+    if (reportFresh(nowNanos, REPORT_TTL_NANOS)) {
+      return fleetInFlight(nowNanos, REPORT_TTL_NANOS);
+    }
+    int own = inFlight;
+    if (distrustLevel == 0 || !distrusted(nowNanos)) {
+      return own;
+    }
+    double fastest = fastestNanos;
+    if (!(fastest > 0)) {
+      return own;
+    }
+    return Math.max(own, Math.max(1.0, reportedWorkers) * decayedEwma(nowNanos, stepsPerNano) / fastest);
+  }
+
   /** A window of the minimum is this many times the minimum itself (at least {@link #MIN_WINDOW_NANOS}). */
   static final int MIN_WINDOW_FACTOR = 16;
   static final long MIN_WINDOW_NANOS = 50_000_000L;
@@ -138,6 +339,10 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    */
   void recordSuccessLatency(long sampleNanos, long nowNanos) {
     double sample = Math.max(1.0, (double) sampleNanos);
+    double fastest = fastestNanos;
+    if (fastest == 0.0 || sample < fastest) {
+      fastestNanos = sample;
+    }
     double min = minLatencyNanos;
     if (min == 0.0) {
       minLatencyNanos = sample;
@@ -192,6 +397,7 @@ abstract class TargetLoad extends TargetLoadPadBefore {
   void resetLatency() {
     ewmaNanos = 0;
     minLatencyNanos = 0;
+    fastestNanos = 0;
     learnedConcurrency = 0;
   }
 

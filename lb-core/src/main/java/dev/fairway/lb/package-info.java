@@ -28,7 +28,8 @@
  *       {@code BalancerContext} (what a strategy may know of its balancer).
  *   <li><b>Per-target load.</b> {@code TargetLoad}: the per-target load record, everything measured
  *       and heard about one target's load (in flight, peak-EWMA latency, windowed minimum, load
- *       report and its lifetime, learned concurrency). {@code TrackedTarget} extends it with the
+ *       report and its lifetime, learned concurrency) and whether its reports are plausible
+ *       ({@code TargetLoad.recordReport}). {@code TrackedTarget} extends it with the
  *       target's health and outcome window: one instance per target id, kept across rebuilds.
  *   <li><b>Health.</b> {@code TargetHealth}: one target's state machine, one immutable
  *       {@code TargetHealth.State} in one volatile field, one transition function ({@code next}), and
@@ -70,6 +71,12 @@
  * {@code TargetHealth.outAt} only when the {@code HealthEpoch} moved), or a half-open one without a
  * free trial permit, is given back and the choice made again without it. The result is a
  * {@code PickHandle}: the one allocation.
+ *
+ * <p><b>A load report</b> ({@code PickHandle.reportLoad}, before the completion): {@code
+ * Completions.report} has the {@code TargetLoad} judge it against this balancer's own calls and
+ * keep it or not ({@code recordReport}: discarded, capped, or the target's reports set aside for a
+ * while), and counts what was discarded ({@code BalancerMetrics.reportDiscarded}); a pick reads only
+ * what was kept.
  *
  * <p><b>A completion</b> ({@code PickHandle.success}, {@code failure} or {@code release}; only the
  * first counts): {@code Completions} updates the {@code TargetLoad} (latency average, windowed
