@@ -216,20 +216,7 @@ class LabSmokeTest {
     // and its hedge timer and pool (one per JVM, idle out after 10 s and 30 s).
     List<String> shared = List.of("OkHttp TaskRunner", "Okio Watchdog", "ForkJoinPool.commonPool", "process reaper",
         "Cleaner-", "fairway-hedge-");
-    List<String> left = new ArrayList<>();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    do {
-      left.clear();
-      for (Thread t : Thread.getAllStackTraces().keySet()) {
-        if (t.isAlive() && !threadsBefore.contains(t) && shared.stream().noneMatch(t.getName()::startsWith)) {
-          left.add(t.getName());
-        }
-      }
-      if (left.isEmpty()) {
-        break;
-      }
-      Thread.sleep(50);
-    } while (System.nanoTime() < deadline);
+    List<String> left = LeftThreads.awaitNone(threadsBefore, shared, Duration.ofSeconds(10), Duration.ofMillis(50), false);
     assertThat(left).as("threads started by the lab and still alive").isEmpty();
   }
 

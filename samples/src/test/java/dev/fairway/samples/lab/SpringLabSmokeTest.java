@@ -7,11 +7,11 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -142,21 +142,7 @@ class SpringLabSmokeTest {
     // hence the collections while waiting.
     List<String> shared = List.of("boundedElastic-", "parallel-", "ForkJoinPool.commonPool", "CompletableFutureDelayScheduler",
         "OkHttp TaskRunner", "Okio Watchdog", "Cleaner-", "process reaper", "fairway-hedge-");
-    List<String> left = new ArrayList<>();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    do {
-      left.clear();
-      System.gc();
-      for (Thread t : Thread.getAllStackTraces().keySet()) {
-        if (t.isAlive() && !threadsBefore.contains(t) && shared.stream().noneMatch(t.getName()::startsWith)) {
-          left.add(t.getName());
-        }
-      }
-      if (left.isEmpty()) {
-        break;
-      }
-      Thread.sleep(100);
-    } while (System.nanoTime() < deadline);
+    List<String> left = LeftThreads.awaitNone(threadsBefore, shared, Duration.ofSeconds(20), Duration.ofMillis(100), true);
     assertThat(left).as("threads started by the lab and still alive").isEmpty();
   }
 
