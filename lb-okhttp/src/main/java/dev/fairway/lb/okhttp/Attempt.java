@@ -1,5 +1,6 @@
 package dev.fairway.lb.okhttp;
 
+import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import java.io.IOException;
@@ -16,9 +17,6 @@ import org.jspecify.annotations.Nullable;
 final class Attempt implements Runnable {
   private static final AtomicIntegerFieldUpdater<Attempt> DONE =
       AtomicIntegerFieldUpdater.newUpdater(Attempt.class, "done");
-  /** One reusable report per thread: an attempt reads its header on the thread that sent it. */
-  private static final ThreadLocal<LoadReportParser.Report> REPORTS =
-      ThreadLocal.withInitial(LoadReportParser.Report::new);
 
   private final Pick pick;
   private final Call call;
@@ -44,7 +42,7 @@ final class Attempt implements Runnable {
 
   /**
    * The response has headers: latency counts until now, the in-flight slot stays held, and the
-   * target's load report ({@code loadReport}, the {@value LoadReportParser#HEADER} header's value or
+   * target's load report ({@code loadReport}, the {@value LoadReportHeader#NAME} header's value or
    * null), whatever the status, reaches the pick before the outcome is recorded.
    */
   void responded(int code, boolean isFailure, String loadReport) {
@@ -55,15 +53,10 @@ final class Attempt implements Runnable {
     failureStatus = isFailure ? code : 0;
   }
 
-  /** Parses in place into this thread's report, so a response costs no allocation beyond its header string. */
+  /** Parses in place (lb-core's {@link LoadReportHeader}), so a response costs no allocation beyond its header string. */
   private void reportLoad(String header) {
-    LoadReportParser.Report report = REPORTS.get();
-    if (LoadReportParser.parseInto(header, report) == LoadReportParser.Outcome.PARSED) {
-      pick.reportLoad(report.utilization(), report.requestsInFlight);
-      route.metrics.loadReport(true);
-    } else {
-      route.metrics.loadReport(false); // ignored: the target is judged by what the balancer measures
-    }
+    // ignored when malformed: the target is judged by what the balancer measures
+    route.metrics.loadReport(LoadReportHeader.applyTo(pick, header) == LoadReportHeader.Outcome.PARSED);
   }
 
   /**

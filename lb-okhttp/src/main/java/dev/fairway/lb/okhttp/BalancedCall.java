@@ -1,5 +1,6 @@
 package dev.fairway.lb.okhttp;
 
+import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
@@ -147,7 +148,7 @@ final class BalancedCall {
         }
       }
       answered.responded(response.code(), interceptor.policy.isFailure(response.code()),
-          response.header(LoadReportParser.HEADER));
+          response.header(LoadReportHeader.NAME));
       if (resendable && attempts < interceptor.policy.maxAttempts()) {
         prefetchSmallBody(response);
       }

@@ -1,5 +1,6 @@
 package dev.fairway.lb.okhttp;
 
+import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
@@ -366,7 +367,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
       if (usable(loser)) {
         loser.attempt.superseded();
       } else {
-        loser.attempt.responded(response.code(), true, response.header(LoadReportParser.HEADER));
+        loser.attempt.responded(response.code(), true, response.header(LoadReportHeader.NAME));
         loser.attempt.complete(null);
       }
       response.close();

@@ -3,6 +3,7 @@ package dev.fairway.lb.okhttp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fairway.lb.LoadBalancer;
+import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.PassiveHealth;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.TargetStatus;
@@ -36,7 +37,7 @@ class LoadReportHookTest {
       Object[] a = answer.get();
       MockResponse.Builder r = new MockResponse.Builder().code((Integer) a[0]).body("x");
       if (a[1] != null) {
-        r.addHeader(LoadReportParser.HEADER, (String) a[1]);
+        r.addHeader(LoadReportHeader.NAME, (String) a[1]);
       }
       return r.build();
     }));

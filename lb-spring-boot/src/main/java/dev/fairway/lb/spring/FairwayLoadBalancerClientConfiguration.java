@@ -41,8 +41,10 @@ public class FairwayLoadBalancerClientConfiguration {
 
   @Bean
   @ConditionalOnMissingBean(FairwayLoadBalancerLifecycle.class)
-  FairwayLoadBalancerLifecycle fairwayLoadBalancerLifecycle(Environment environment, FairwaySettings settings) {
-    return new FairwayLoadBalancerLifecycle(settings.forService(serviceId(environment)));
+  FairwayLoadBalancerLifecycle fairwayLoadBalancerLifecycle(Environment environment, FairwaySettings settings,
+      ObjectProvider<MeterRegistry> meters) {
+    String service = serviceId(environment);
+    return new FairwayLoadBalancerLifecycle(settings.forService(service), service, meters.getIfUnique());
   }
 
   private static String serviceId(Environment environment) {

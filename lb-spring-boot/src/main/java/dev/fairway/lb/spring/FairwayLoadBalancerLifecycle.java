@@ -1,5 +1,8 @@
 package dev.fairway.lb.spring;
 
+import dev.fairway.lb.LoadReportHeader;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import org.jspecify.annotations.Nullable;
 import org.springframework.cloud.client.ServiceInstance;
@@ -8,6 +11,7 @@ import org.springframework.cloud.client.loadbalancer.LoadBalancerLifecycle;
 import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.client.loadbalancer.Response;
 import org.springframework.cloud.client.loadbalancer.ResponseData;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.client.ClientHttpResponse;
 
@@ -24,14 +28,31 @@ import org.springframework.http.client.ClientHttpResponse;
  *       response's headers).
  * </ul>
  *
- * A pick that no callback reaches is released after {@code fairway.loadbalancer.abandoned-pick-timeout}
- * (see {@link OutstandingPicks}). Stateless; thread-safe.
+ * Before the outcome, a response's load report (ORCA's {@value LoadReportHeader#NAME} header, which
+ * the starter's server filter sends) reaches the pick, whatever the status, as the OkHttp
+ * interceptor does it: least queueing, least connections and power of two choices then see the
+ * instance's own count of calls from every client, checked against what this balancer sees.
+ * Reports are counted in {@code fairway.load.reports{service, result=parsed|malformed}}; a
+ * malformed one is ignored.
+ *
+ * <p>A pick that no callback reaches is released after {@code
+ * fairway.loadbalancer.abandoned-pick-timeout} (see {@link OutstandingPicks}). Thread-safe.
  */
 final class FairwayLoadBalancerLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
   private final ServiceSettings settings;
+  private final @Nullable Counter reportsParsed;
+  private final @Nullable Counter reportsMalformed;
 
-  FairwayLoadBalancerLifecycle(ServiceSettings settings) {
+  FairwayLoadBalancerLifecycle(ServiceSettings settings, String service, @Nullable MeterRegistry registry) {
     this.settings = settings;
+    this.reportsParsed = registry == null ? null : reportCounter(registry, service, "parsed");
+    this.reportsMalformed = registry == null ? null : reportCounter(registry, service, "malformed");
+  }
+
+  private static Counter reportCounter(MeterRegistry registry, String service, String result) {
+    return Counter.builder("fairway.load.reports")
+        .description("Load reports (endpoint-load-metrics) read from responses; malformed ones are ignored")
+        .tag("service", service).tag("result", result).register(registry);
   }
 
   @Override
@@ -47,6 +68,8 @@ final class FairwayLoadBalancerLifecycle implements LoadBalancerLifecycle<Object
     if (!(server instanceof FairwayServiceInstance chosen)) {
       return;
     }
+    Object clientResponse = completion.getClientResponse();
+    reportLoad(chosen, clientResponse);
     switch (completion.status()) {
       case DISCARD -> chosen.release();
       case FAILED -> {
@@ -54,7 +77,6 @@ final class FairwayLoadBalancerLifecycle implements LoadBalancerLifecycle<Object
         chosen.failure(t != null ? t : new IOException("call to " + chosen.target().id() + " failed"));
       }
       case SUCCESS -> {
-        Object clientResponse = completion.getClientResponse();
         int status = status(clientResponse);
         if (status > 0 && settings.isFailureStatus(status)) {
           chosen.failure(new FailureStatusException(status, chosen.target().id()));
@@ -63,6 +85,26 @@ final class FairwayLoadBalancerLifecycle implements LoadBalancerLifecycle<Object
         }
       }
     }
+  }
+
+  private void reportLoad(FairwayServiceInstance chosen, @Nullable Object clientResponse) {
+    LoadReportHeader.Outcome outcome = chosen.reportLoad(header(clientResponse));
+    Counter counter = outcome == LoadReportHeader.Outcome.PARSED ? reportsParsed
+        : outcome == LoadReportHeader.Outcome.MALFORMED ? reportsMalformed : null;
+    if (counter != null) {
+      counter.increment();
+    }
+  }
+
+  /** The response's {@value LoadReportHeader#NAME} header, or null when it had none or carried no response. */
+  static @Nullable String header(@Nullable Object clientResponse) {
+    HttpHeaders headers = null;
+    if (clientResponse instanceof ResponseData data) {
+      headers = data.getHeaders();
+    } else if (clientResponse instanceof ClientHttpResponse http) {
+      headers = http.getHeaders();
+    }
+    return headers == null ? null : headers.getFirst(LoadReportHeader.NAME);
   }
 
   /** The response's status, or 0 when the completion did not carry one. */

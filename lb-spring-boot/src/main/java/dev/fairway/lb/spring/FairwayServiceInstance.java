@@ -1,5 +1,6 @@
 package dev.fairway.lb.spring;
 
+import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import java.net.URI;
@@ -74,8 +75,9 @@ final class FairwayServiceInstance implements ServiceInstance {
     return done != 0;
   }
 
-  void reportLoad(double utilization, double requestsInFlight) {
-    pick.reportLoad(utilization, requestsInFlight);
+  /** Hands the response's load report header (or null) to the pick; does nothing once it is completed. */
+  LoadReportHeader.Outcome reportLoad(@Nullable String header) {
+    return done != 0 ? LoadReportHeader.Outcome.ABSENT : LoadReportHeader.applyTo(pick, header);
   }
 
   private boolean complete() {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.TargetState;
 import dev.fairway.lb.TargetStatus;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -228,5 +229,29 @@ class ClientEndToEndTest {
     // as few calls, so the comparison is with the one that carries the load.
     assertThat(slowCalls).isBetween(1, calls / 4);
     assertThat(slowCalls).isLessThan(Math.max(a.getRequestCount(), b.getRequestCount()));
+  }
+
+  @Test
+  void loadReports_fromTheInstance_reachFairway_throughRestClientAndWebClient() throws Exception {
+    instances.server(request -> new MockResponse.Builder().code(200).body("a")
+        .addHeader("endpoint-load-metrics", "TEXT application_utilization=0.5, named_metrics.rif=3").build());
+    RestClient client = start("spring.main.web-application-type=none");
+
+    assertThat(get(client)).isEqualTo("a");
+    TargetStatus status = balancer().status().get(0);
+    assertThat(status.reportedUtilization()).isEqualTo(0.5);
+    assertThat(status.reportedInFlight()).isEqualTo(3.0);
+
+    WebClient reactive = context.getBean(WebClient.Builder.class).build();
+    assertThat(reactive.get().uri("http://orders/work").retrieve().bodyToMono(String.class).block(Duration.ofSeconds(20)))
+        .isEqualTo("a");
+    MeterRegistry meters = context.getBean(MeterRegistry.class);
+    assertThat(meters.get("fairway.load.reports").tag("service", "orders").tag("result", "parsed").counter().count())
+        .isEqualTo(2.0);
+    assertThat(inFlight()).isZero();
+  }
+
+  private int inFlight() {
+    return balancer().status().stream().mapToInt(TargetStatus::inFlight).sum();
   }
 }

@@ -30,6 +30,7 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
+import org.springframework.mock.http.client.MockClientHttpResponse;
 import org.springframework.util.LinkedMultiValueMap;
 import reactor.core.publisher.Flux;
 
@@ -75,7 +76,7 @@ class FairwayReactorLoadBalancerTest {
     });
     balancer = new FairwayReactorLoadBalancer("orders", beans.getBeanProvider(ServiceInstanceListSupplier.class), settings,
         registry, meters, Duration.ofSeconds(60), now::get);
-    lifecycle = new FairwayLoadBalancerLifecycle(settings);
+    lifecycle = new FairwayLoadBalancerLifecycle(settings, "orders", meters);
   }
 
   private static ServiceInstance instance(String id, int port, Map<String, String> metadata) {
@@ -112,6 +113,68 @@ class FairwayReactorLoadBalancerTest {
 
   private static ResponseData status(int code) {
     return new ResponseData(HttpStatus.valueOf(code), new HttpHeaders(), new LinkedMultiValueMap<>(), null);
+  }
+
+  private static ResponseData reporting(int code, String loadReport) {
+    HttpHeaders headers = new HttpHeaders();
+    headers.add("endpoint-load-metrics", loadReport);
+    return new ResponseData(HttpStatus.valueOf(code), headers, new LinkedMultiValueMap<>(), null);
+  }
+
+  private double reports(String result) {
+    var counter = meters.find("fairway.load.reports").tag("service", "orders").tag("result", result).counter();
+    return counter == null ? 0 : counter.count();
+  }
+
+  @Test
+  void loadReport_reachesThePick_whateverTheStatus_andIsCounted() {
+    list.set(List.of(instance("a", 8081)));
+    start();
+    FairwayServiceInstance first = choose();
+    lifecycle.onComplete(completion(CompletionContext.Status.SUCCESS, first,
+        reporting(200, "TEXT application_utilization=0.5, named_metrics.rif=3")));
+    TargetStatus a = fairway().status().get(0);
+    assertThat(a.reportedUtilization()).isEqualTo(0.5);
+    assertThat(a.reportedInFlight()).isEqualTo(3.0);
+
+    FairwayServiceInstance second = choose();
+    lifecycle.onComplete(completion(CompletionContext.Status.SUCCESS, second,
+        reporting(503, "TEXT application_utilization=1.25, named_metrics.rif=9")));
+    a = fairway().status().get(0);
+    assertThat(a.reportedUtilization()).isEqualTo(1.25);
+    assertThat(a.reportedInFlight()).isEqualTo(9.0);
+    assertThat(reports("parsed")).isEqualTo(2.0);
+    assertThat(reports("malformed")).isZero();
+    assertThat(inFlight(fairway())).isZero();
+  }
+
+  @Test
+  void loadReport_fromABlockingClientsResponse_reachesThePick() {
+    list.set(List.of(instance("a", 8081)));
+    start();
+    MockClientHttpResponse response = new MockClientHttpResponse(new byte[0], HttpStatus.OK);
+    response.getHeaders().add("endpoint-load-metrics", "TEXT cpu_utilization=0.25, named_metrics.rif=2");
+    lifecycle.onComplete(completion(CompletionContext.Status.SUCCESS, choose(), response));
+    TargetStatus a = fairway().status().get(0);
+    assertThat(a.reportedUtilization()).isEqualTo(0.25);
+    assertThat(a.reportedInFlight()).isEqualTo(2.0);
+    assertThat(reports("parsed")).isEqualTo(1.0);
+  }
+
+  @Test
+  void malformedLoadReport_isIgnored_andCounted_andNoReportIsNotCounted() {
+    list.set(List.of(instance("a", 8081)));
+    start();
+    lifecycle.onComplete(completion(CompletionContext.Status.SUCCESS, choose(),
+        reporting(200, "JSON {\"application_utilization\": 0.5}")));
+    lifecycle.onComplete(completion(CompletionContext.Status.SUCCESS, choose(), status(200)));
+    lifecycle.onComplete(completion(CompletionContext.Status.FAILED, choose(), null));
+    TargetStatus a = fairway().status().get(0);
+    assertThat(a.reportedUtilization()).isNaN();
+    assertThat(a.reportedInFlight()).isNaN();
+    assertThat(reports("malformed")).isEqualTo(1.0);
+    assertThat(reports("parsed")).isZero();
+    assertThat(inFlight(fairway())).isZero();
   }
 
   @Test

@@ -1,9 +1,10 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb;
 
+import dev.fairway.lb.LoadReportHeader.Outcome;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Reads the per-request load report a backend sends in ORCA's {@value #HEADER} response header, in
+ * Reads the per-request load report a backend sends in ORCA's {@value LoadReportHeader#NAME} response header, in
  * its TEXT form, e.g. {@code endpoint-load-metrics: TEXT cpu_utilization=0.3, named_metrics.rif=5}.
  *
  * <h2>Grammar</h2>
@@ -44,19 +45,6 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Thread-safe: one parser serves every call; each thread brings its own {@link Report}.
  */
 final class LoadReportParser {
-  /** ORCA's per-request load report response header. */
-  static final String HEADER = "endpoint-load-metrics";
-
-  /** What {@link #parse} found. */
-  enum Outcome {
-    /** A TEXT report; its kept fields are in the report (any of them may be absent, NaN). */
-    PARSED,
-    /** No header (a null value); not counted. */
-    ABSENT,
-    /** A header that is not a well-formed TEXT report; the report is empty and the header counted. */
-    MALFORMED
-  }
-
   private static final String PREFIX = "TEXT";
 
   // Indexes of the kept keys: a bit each in the duplicate mask, a slot each in Report.
@@ -90,7 +78,7 @@ final class LoadReportParser {
   private final LongAdder malformed = new LongAdder();
 
   /**
-   * Parses {@code headerValue} (the value of {@value #HEADER}, or null when the response had none)
+   * Parses {@code headerValue} (the value of {@value LoadReportHeader#NAME}, or null when the response had none)
    * into {@code into}, which is cleared first. Never throws.
    */
   Outcome parse(String headerValue, Report into) {

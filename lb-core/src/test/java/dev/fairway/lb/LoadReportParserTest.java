@@ -1,16 +1,10 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fairway.lb.okhttp.LoadReportParser.Outcome;
-import dev.fairway.lb.okhttp.LoadReportParser.Report;
+import dev.fairway.lb.LoadReportHeader.Outcome;
+import dev.fairway.lb.LoadReportParser.Report;
 import java.lang.management.ManagementFactory;
-import java.time.Duration;
-import mockwebserver3.MockResponse;
-import mockwebserver3.MockWebServer;
-import okhttp3.OkHttpClient;
-import okhttp3.Request;
-import okhttp3.Response;
 import org.junit.jupiter.api.Test;
 
 class LoadReportParserTest {
@@ -259,38 +253,5 @@ class LoadReportParserTest {
     // One 16-byte object per parse would be 1.6 MB; the bound leaves room for the MXBean's own bytes.
     assertThat(allocated).as("bytes allocated by 100,000 parses").isLessThan(16_384);
     assertThat(sum).isNaN(); // the loop's results are used
-  }
-
-  // The status does not matter
-
-  @Test
-  void reportOnA503_parsesAsOnA200() throws Exception {
-    String value = "TEXT application_utilization=1.5, named_metrics.rif=12, named_metrics.workers=8";
-    OkHttpClient client = new OkHttpClient.Builder().callTimeout(Duration.ofSeconds(10)).build();
-    try (MockWebServer server = new MockWebServer()) {
-      server.setServerSocketFactory(NoDelayServerSocketFactory.INSTANCE);
-      server.enqueue(new MockResponse.Builder().code(503).addHeader(LoadReportParser.HEADER, value).body("busy").build());
-      server.enqueue(new MockResponse.Builder().code(200).addHeader(LoadReportParser.HEADER, value).body("ok").build());
-      server.start();
-      Report on503 = new Report();
-      Report on200 = new Report();
-      try (Response r = client.newCall(new Request.Builder().url(server.url("/a")).build()).execute()) {
-        assertThat(r.code()).isEqualTo(503);
-        assertThat(parser.parse(r.header(LoadReportParser.HEADER), on503)).isEqualTo(Outcome.PARSED);
-      }
-      try (Response r = client.newCall(new Request.Builder().url(server.url("/b")).build()).execute()) {
-        assertThat(r.code()).isEqualTo(200);
-        assertThat(parser.parse(r.header(LoadReportParser.HEADER), on200)).isEqualTo(Outcome.PARSED);
-      }
-      for (Report r : new Report[] {on503, on200}) {
-        assertThat(r.applicationUtilization).isEqualTo(1.5);
-        assertThat(r.requestsInFlight).isEqualTo(12.0);
-        assertThat(r.workers).isEqualTo(8.0);
-        assertThat(r.cpuUtilization).isNaN();
-      }
-    } finally {
-      client.dispatcher().executorService().shutdownNow();
-      client.connectionPool().evictAll();
-    }
   }
 }
