@@ -5,7 +5,13 @@ import static dev.fairway.lb.consul.TestSupport.awaitValue;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fairway.lb.LoadBalancer;
+import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.PeerPosition;
+import dev.fairway.lb.Pick;
+import dev.fairway.lb.Strategy;
+import dev.fairway.lb.Subset;
+import dev.fairway.lb.Target;
 import dev.fairway.lb.consul.fake.FakeConsul;
 import dev.fairway.lb.consul.fake.Instance;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -13,10 +19,13 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -139,6 +148,49 @@ class ConsulPeerCoordinateTest {
     }
     assertThat(registry.find("fairway.discovery.peer.index").gauge()).as("close unregisters the gauges").isNull();
     assertThat(lines).hasSize(3);
+  }
+
+  @Test
+  void unregisteredClient_balancerRunsWithoutASubset_untilItRegisters() throws Exception {
+    fake.registerAll("checkout", List.of(checkout("c1"), checkout("c3"), checkout("c4"), checkout("c5")));
+    Target[] orders = new Target[10];
+    for (int i = 0; i < orders.length; i++) {
+      orders[i] = Target.of("10.0.1." + (i + 1), 8080);
+    }
+    try (ConsulPeerCoordinate me = discovery.peerCoordinate("checkout", "c2");
+        LoadBalancer lb = LoadBalancer.builder("orders").targets(orders).strategy(Strategy.roundRobin())
+            .subset(Subset.of(3, me).withFloor(1)).build()) {
+      await(MAX, "the warning", () -> lines.size() == 1);
+      assertThat(me.current()).isEmpty();
+      assertThat(inWindow(lb)).as("no position: every target").hasSize(10);
+      assertThat(picked(lb, 40)).hasSize(10);
+
+      fake.register("checkout", checkout("c2"));
+      awaitPosition(me, at(1, 5));
+      Set<String> window = awaitValue(MAX, "a window", () -> inWindow(lb), w -> w.size() < 10);
+      assertThat(window.size()).as("3 targets, plus at most two partly covered at the edges").isBetween(3, 5);
+      assertThat(picked(lb, 40)).isEqualTo(window);
+
+      fake.deregister("checkout", "c2");
+      awaitPosition(me, Optional.empty());
+      awaitValue(MAX, "every target again", () -> inWindow(lb), w -> w.size() == 10);
+      assertThat(picked(lb, 40)).hasSize(10);
+    }
+  }
+
+  private static Set<String> inWindow(LoadBalancer lb) {
+    return lb.status().stream().filter(s -> s.subsetShare() > 0).map(s -> s.target().id())
+        .collect(Collectors.toCollection(TreeSet::new));
+  }
+
+  private static Set<String> picked(LoadBalancer lb, int n) throws NoTargetAvailableException {
+    Set<String> ids = new TreeSet<>();
+    for (int i = 0; i < n; i++) {
+      Pick p = lb.pick();
+      ids.add(p.target().id());
+      p.success();
+    }
+    return ids;
   }
 
   @Test
