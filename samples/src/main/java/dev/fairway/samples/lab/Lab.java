@@ -52,7 +52,7 @@ public final class Lab {
     List<RunResult> results = run();
     List<RollingRun.Result> rolling = options.scenarios().contains(Scenario.ROLLING)
         ? RollingLab.run(options, progress) : List.of();
-    SubsetLab.Result subset = options.scenarios().contains(Scenario.SUBSET) ? runSubset() : null;
+    SubsetSocketLab.Result subset = options.scenarios().contains(Scenario.SUBSET) ? runSubset() : null;
     out.println();
     for (Scenario scenario : options.scenarios()) {
       List<RunResult> rows = rowsOf(results, scenario);
@@ -69,7 +69,7 @@ public final class Lab {
       }
     }
     if (subset != null) {
-      out.println(SubsetLab.table(subset, options));
+      out.println(SubsetSocketLab.table(subset, options));
     }
     if (options.csv != null && !results.isEmpty()) {
       ResultTables.writeCsv(options.csv, results);
@@ -83,11 +83,11 @@ public final class Lab {
   }
 
   /** {@link Scenario#SUBSET}, with the balancers' lines (a window per client) held back as in {@link #run()}. */
-  private SubsetLab.Result runSubset() throws IOException, InterruptedException {
+  private SubsetSocketLab.Result runSubset() throws IOException, InterruptedException {
     Level previous = FAIRWAY_LOG.getLevel();
     FAIRWAY_LOG.setLevel(Level.SEVERE);
     try {
-      return new SubsetLab(options).run(progress);
+      return new SubsetSocketLab(options).run(progress);
     } finally {
       FAIRWAY_LOG.setLevel(previous);
     }
@@ -112,7 +112,7 @@ public final class Lab {
       int index = 0;
       for (Scenario scenario : options.scenarios()) {
         if (scenario.runsApart()) {
-          continue; // its own runs and table: RollingLab, SubsetLab
+          continue; // its own runs and table: RollingLab, SubsetSocketLab
         }
         for (String strategy : options.strategies()) {
           index++;

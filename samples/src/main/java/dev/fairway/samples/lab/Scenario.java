@@ -66,12 +66,12 @@ public enum Scenario {
    */
   ROLLING(RollingRun.USERS, 1, "20 users, GET and POST; backends drained, stopped and restarted in turn"),
   /**
-   * Deterministic subsetting on real sockets ({@link SubsetLab}): 40 clients, each its own balancer
+   * Deterministic subsetting on real sockets ({@link SubsetSocketLab}): 40 clients, each its own balancer
    * at {@code PeerCoordinate.fixed(i, 40)} with one user, over 20 backends that count the connections
    * they accept; a window of 5 beside every client on every backend, in one invocation. Not in the
    * default run: name it ({@code --scenario subset}).
    */
-  SUBSET(SubsetLab.CLIENTS, SubsetLab.CLIENTS, "40 clients x 20 backends, window 5 vs every backend; connections accepted");
+  SUBSET(SubsetSocketLab.CLIENTS, SubsetSocketLab.CLIENTS, "40 clients x 20 backends, window 5 vs every backend; connections accepted");
 
   /** The backend (0-based) that lies about its load in {@link #LIAR}: the slowest. */
   static final int LIAR_BACKEND = 3;
@@ -144,7 +144,7 @@ public enum Scenario {
     return this != JITTER && this != ZONES && this != LIAR && this != ROLLING && this != SUBSET;
   }
 
-  /** Whether it has runs and a table of its own ({@link RollingLab}, {@link SubsetLab}), not scenario x strategy rows. */
+  /** Whether it has runs and a table of its own ({@link RollingLab}, {@link SubsetSocketLab}), not scenario x strategy rows. */
   boolean runsApart() {
     return this == ROLLING || this == SUBSET;
   }

@@ -22,7 +22,7 @@ class SubsetScenarioTest {
   @Test
   void subset_cutsTheConnectionsEachServerAccepts_toTheClientsWhoseWindowReachesIt() throws Exception {
     LabOptions options = LabOptions.builder().scenarios("subset").timeScale(0.05).build();
-    SubsetLab.Result r = new SubsetLab(options, CLIENTS, BACKENDS, 2, CALLS)
+    SubsetSocketLab.Result r = new SubsetSocketLab(options, CLIENTS, BACKENDS, 2, CALLS)
         .run(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
 
     assertThat(r.all().errors()).as(r.all().firstError()).isZero();
@@ -39,12 +39,12 @@ class SubsetScenarioTest {
         .containsOnly(5);
     assertThat(r.all().totalCalls()).isEqualTo(CLIENTS * CALLS);
     assertThat(r.subset().totalCalls()).isEqualTo(CLIENTS * CALLS);
-    assertThat(SubsetLab.maxOverMean(SubsetLab.doubles(r.subset().calls()))).as("calls per backend, max/mean")
+    assertThat(SubsetSocketLab.maxOverMean(SubsetSocketLab.doubles(r.subset().calls()))).as("calls per backend, max/mean")
         .isLessThanOrEqualTo(1.10);
-    assertThat(SubsetLab.minOverMean(SubsetLab.doubles(r.subset().calls()))).as("calls per backend, min/mean")
+    assertThat(SubsetSocketLab.minOverMean(SubsetSocketLab.doubles(r.subset().calls()))).as("calls per backend, min/mean")
         .isGreaterThanOrEqualTo(0.90);
 
-    String table = SubsetLab.table(r, options);
+    String table = SubsetSocketLab.table(r, options);
     assertThat(table).contains("subset: 8 clients x 4 backends on loopback")
         .contains(String.format("%-11s %12d %12d %12d %12d", "total", 32, 20, 320, 320))
         .contains(String.format("%-11s %12.3f %12.3f", "max/mean", 1.0, 1.0))
@@ -58,7 +58,7 @@ class SubsetScenarioTest {
     assertThat(LabOptions.builder().scenarios("subset").build().scenarios()).containsExactly(Scenario.SUBSET);
     assertThatThrownBy(() -> LabOptions.builder().scenarios("subset").client(LabClient.Kind.SPRING).build())
         .hasMessageStartingWith("--scenario: \"subset\" (expected: with --client okhttp only");
-    assertThat(SubsetLab.strategyOf(LabOptions.builder().build())).isEqualTo("weighted-round-robin");
-    assertThat(SubsetLab.strategyOf(LabOptions.builder().strategies("round-robin").build())).isEqualTo("round-robin");
+    assertThat(SubsetSocketLab.strategyOf(LabOptions.builder().build())).isEqualTo("weighted-round-robin");
+    assertThat(SubsetSocketLab.strategyOf(LabOptions.builder().strategies("round-robin").build())).isEqualTo("round-robin");
   }
 }

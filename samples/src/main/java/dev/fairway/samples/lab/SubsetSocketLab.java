@@ -36,7 +36,7 @@ import okhttp3.Response;
  * the call count, and every wait by a timeout; everything started is closed before {@link #run}
  * returns.
  */
-final class SubsetLab {
+final class SubsetSocketLab {
   static final int CLIENTS = 40;
   static final int BACKENDS = 20;
   static final int WINDOW = 5;
@@ -76,12 +76,12 @@ final class SubsetLab {
   private final int window;
   private final int callsPerClient;
 
-  SubsetLab(LabOptions options) {
+  SubsetSocketLab(LabOptions options) {
     this(options, CLIENTS, BACKENDS, WINDOW, CALLS_PER_CLIENT);
   }
 
   /** For tests: a smaller fleet. */
-  SubsetLab(LabOptions options, int clients, int backends, int window, int callsPerClient) {
+  SubsetSocketLab(LabOptions options, int clients, int backends, int window, int callsPerClient) {
     this.options = options;
     this.clients = clients;
     this.backends = backends;
