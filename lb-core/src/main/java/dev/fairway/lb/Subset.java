@@ -37,7 +37,8 @@ import org.jspecify.annotations.Nullable;
  * (fewer than the {@linkplain LoadBalancer.Builder#panicThreshold panic threshold} of all targets in
  * service) picks go to every target of the window as computed without widening, healthy or not.
  * Zone-aware routing ({@link LoadBalancer.Builder#localZone}) then works inside the window: the
- * window is taken over all targets whatever their zone.
+ * window is taken over all targets whatever their zone. {@link ActiveHealth} probes the targets of
+ * the window (widened included), not every target: the client connects to those alone.
  *
  * <p>When the coordinate has no position (say, this client is not registered), or has one while
  * there are no targets, the balancer runs over every target, as without a subset. The window is
