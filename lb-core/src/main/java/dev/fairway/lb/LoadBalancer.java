@@ -106,7 +106,9 @@ public final class LoadBalancer implements AutoCloseable {
     updater.startMetrics(); // only now: a failed subscription leaves no meters behind
     ActiveHealth active = b.activeHealth;
     this.activeHealth = active == null ? null
-        : ActiveHealthChecker.start(service, active, updater::members, this::onProbe);
+        : ActiveHealthChecker.start(service, active,
+            // with a subset, probe the window (what this client connects to), not every target
+            subset == null ? updater::members : () -> updater.published().snapshot.members, this::onProbe);
   }
 
   /** A builder for the balancer of {@code service} (the logical name, used in messages and metrics). */

@@ -1,5 +1,6 @@
 package dev.fairway.lb;
 
+import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -133,11 +134,11 @@ final class SnapshotBuilder {
     RingCache before = cache;
     int[] order = before != null && before.membership == membership ? before.order : ringOrder(m);
     SubsetWindow w = SubsetWindow.of(n, windowSize, position);
-    int[] coverage = w.coverage; // a fresh array: widened in place below
+    int[] coverage = Arrays.copyOf(w.coverage, n); // by position in the window; widened in place below
     int ranks = w.ranks;
     int healthy = 0;
     for (int k = 0; k < ranks; k++) {
-      if (phases[order[(w.first + k) % n]].inService()) {
+      if (phases[order[w.rank(k)]].inService()) {
         healthy++;
       }
     }
@@ -146,9 +147,8 @@ final class SnapshotBuilder {
       // the window has as many in service as it covers (or every target in service is in it).
       int wanted = Math.min(ranks, inService);
       while (healthy < wanted && ranks < n) {
-        int r = (w.first + ranks) % n;
-        coverage[r] = w.units;
-        if (phases[order[r]].inService()) {
+        coverage[ranks] = w.units;
+        if (phases[order[w.rank(ranks)]].inService()) {
           healthy++;
         }
         ranks++;
@@ -165,11 +165,10 @@ final class SnapshotBuilder {
     long reviewAt = reviewAtBefore;
     int p = 0;
     for (int k = 0; k < ranks; k++) {
-      int r = (w.first + k) % n;
-      int i = order[r];
+      int i = order[w.rank(k)];
       TrackedTarget t = m[i];
       window[k] = t;
-      knownShare[i] = coverage[r] / (double) w.units;
+      knownShare[i] = coverage[k] / (double) w.units;
       if (!panic && !phases[i].inService()) {
         continue;
       }
@@ -177,7 +176,7 @@ final class SnapshotBuilder {
       knownPickable[i] = true;
       long since = t.health.state().warmingSinceNanos;
       // the window's fraction of the target, in 1/units: exact, and the strategy sees it as weight
-      weights[p] = slowStart.weight(t.target.weight(), since, now) * coverage[r];
+      weights[p] = slowStart.weight(t.target.weight(), since, now) * coverage[k];
       if (slowStart.warming(since, now)) {
         reviewAt = Math.min(reviewAt, slowStart.nextStepAt(since, now));
       }

@@ -2,6 +2,13 @@ package dev.fairway.lb;
 
 import static dev.fairway.lb.internal.Args.requireArgument;
 
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+
 /**
  * Deterministic subsetting ({@link LoadBalancer.Builder#subset}): each client balances over its own
  * window of the targets rather than all of them, so C clients over S targets open about
@@ -30,14 +37,15 @@ import static dev.fairway.lb.internal.Args.requireArgument;
  * (fewer than the {@linkplain LoadBalancer.Builder#panicThreshold panic threshold} of all targets in
  * service) picks go to every target of the window as computed without widening, healthy or not.
  * Zone-aware routing ({@link LoadBalancer.Builder#localZone}) then works inside the window: the
- * window is taken over all targets whatever their zone.
+ * window is taken over all targets whatever their zone. {@link ActiveHealth} probes the targets of
+ * the window (widened included), not every target: the client connects to those alone.
  *
  * <p>When the coordinate has no position (say, this client is not registered), or has one while
  * there are no targets, the balancer runs over every target, as without a subset. The window is
  * computed when the snapshot is rebuilt (a change of targets, health or position); a pick costs
  * what it costs without a subset, over the smaller window.
  *
- * <p>Immutable and thread-safe.
+ * <p>Immutable (but for a memo of {@link #shares}) and thread-safe.
  *
  * <pre>{@code
  * LoadBalancer lb = LoadBalancer.builder("orders")
@@ -102,6 +110,57 @@ public final class Subset {
   public PeerCoordinate coordinate() {
     return coordinate;
   }
+
+  /**
+   * The window a client at {@code position} holds over {@code targets} when every one is in service,
+   * by the arithmetic the balancer uses: each target of the window mapped to its share, 0..1 (1 for
+   * a whole target, a fraction at the edges), in ring order. For planning and checks (the subsetting
+   * lab measures churn with it); {@link #coordinate()} is not asked. Remembers the ring order of the
+   * last list it was given (by identity), so asking for every position over one list sorts it once.
+   *
+   * @throws IllegalArgumentException naming the field when {@code targets} or {@code position} is
+   *     null or a target repeats an id
+   */
+  public Map<Target, Double> shares(List<Target> targets, PeerPosition position) {
+    requireArgument(targets != null, "targets", null, "a list of targets");
+    requireArgument(position != null, "position", null, "a PeerPosition");
+    Map<Target, Double> out = new LinkedHashMap<>();
+    int n = targets.size();
+    if (n == 0) {
+      return out;
+    }
+    Order o = order;
+    if (o == null || o.list != targets) {
+      String[] ids = new String[n];
+      Set<String> seen = new HashSet<>();
+      for (int i = 0; i < n; i++) {
+        Target t = targets.get(i);
+        requireArgument(t != null, "targets", null, "no null target");
+        requireArgument(seen.add(t.id()), "targets", t.id(), "unique ids");
+        ids[i] = t.id();
+      }
+      o = new Order(targets, SubsetWindow.ringOrder(ids));
+      order = o;
+    }
+    SubsetWindow w = SubsetWindow.of(n, windowSize(n), position);
+    for (int k = 0; k < w.ranks; k++) {
+      out.put(targets.get(o.order[w.rank(k)]), w.coverage[k] / (double) w.units);
+    }
+    return out;
+  }
+
+  /** A list (by identity) and its ring order; replaced whole. */
+  private static final class Order {
+    final List<Target> list;
+    final int[] order;
+
+    Order(List<Target> list, int[] order) {
+      this.list = list;
+      this.order = order;
+    }
+  }
+
+  private transient volatile @Nullable Order order;
 
   /** The window size over {@code targets} targets: {@code min(targets, max(size, floor))}. */
   public int windowSize(int targets) {

@@ -13,7 +13,10 @@ import java.util.Comparator;
  * share of the peer's window in {@code 1 / C} of a target, with no rounding anywhere.
  */
 final class SubsetWindow {
-  /** Coverage per rank: {@code coverage[r]} units of the target at rank r, 0..{@link #units}. */
+  /**
+   * Coverage of the ranks the arc touches, in order from {@link #first}: {@code coverage[k]} units
+   * of the target at rank {@code (first + k) % S}, 1..{@link #units}.
+   */
   final int[] coverage;
   /** Units per whole target: the peer count. */
   final int units;
@@ -23,42 +26,64 @@ final class SubsetWindow {
   final int ranks;
   /** How many times the peers' arcs cover the ring: each target's coverage summed over all peers, in targets. */
   final int laps;
+  private final int targets;
 
-  private SubsetWindow(int[] coverage, int units, int first, int ranks, int laps) {
+  private SubsetWindow(int[] coverage, int units, int first, int ranks, int laps, int targets) {
     this.coverage = coverage;
     this.units = units;
     this.first = first;
     this.ranks = ranks;
     this.laps = laps;
+    this.targets = targets;
+  }
+
+  /** The rank of the k-th target of the arc. */
+  int rank(int k) {
+    return (first + k) % targets;
+  }
+
+  /** The coverage of every rank, 0 outside the arc (for tests and checks). */
+  int[] byRank() {
+    int[] out = new int[targets];
+    for (int k = 0; k < ranks; k++) {
+      out[rank(k)] = coverage[k];
+    }
+    return out;
   }
 
   /**
    * The arc of the peer at {@code position} over {@code targets} targets (at least 1) for a window of
-   * {@code window} targets (1..targets).
+   * {@code window} targets (1..targets). Costs O(window + targets / peers), not O(targets).
    */
   static SubsetWindow of(int targets, int window, PeerPosition position) {
     int peers = position.count();
     long s = targets;
     long c = peers;
-    int[] coverage = new int[targets];
-    // n = ceil(window C / S), the smallest number of laps whose arcs of whole peer slices hold window targets
+    // n = ceil(window C / S): the fewest laps whose arcs of whole peer slices hold window targets
     long laps = Math.min(c, (window * c + s - 1) / s);
     if (laps == c) { // the arc is the whole ring
-      Arrays.fill(coverage, peers);
-      return new SubsetWindow(coverage, peers, 0, targets, peers);
+      int[] all = new int[targets];
+      Arrays.fill(all, peers);
+      return new SubsetWindow(all, peers, 0, targets, peers, targets);
     }
     long start = position.index() * s;
     long end = start + laps * s;
     int first = (int) (start / c);
+    // at most ceil(laps S / C) + 1 ranks, and never more than S + 1 steps (see below)
+    int[] coverage = new int[(int) Math.min(s + 1, (laps * s + c - 1) / c + 1)];
     int steps = 0;
     for (long at = start, rank = first; at < end; rank++, steps++) {
       long next = Math.min(end, (rank + 1) * c);
-      coverage[(int) (rank % s)] += (int) (next - at);
+      coverage[steps] = (int) (next - at);
       at = next;
     }
-    // An arc longer than S - 1 targets can come back round into the rank it started in: that rank's
-    // two pieces add up (to less than a whole target, as the arc is shorter than the ring).
-    return new SubsetWindow(coverage, peers, first, Math.min(steps, targets), (int) laps);
+    if (steps > targets) {
+      // An arc longer than S - 1 targets can come back round into the rank it started in: its two
+      // pieces add up (to less than a whole target, as the arc is shorter than the ring).
+      coverage[0] += coverage[targets];
+      steps = targets;
+    }
+    return new SubsetWindow(Arrays.copyOf(coverage, steps), peers, first, steps, (int) laps, targets);
   }
 
   /**
@@ -68,13 +93,57 @@ final class SubsetWindow {
    * or leaves moves the others by one rank at most.
    */
   static int[] ringOrder(String[] ids) {
-    long[] hashes = new long[ids.length];
+    int n = ids.length;
+    long[] hashes = new long[n];
+    for (int i = 0; i < n; i++) {
+      hashes[i] = Murmur3.hash64(ids[i]);
+    }
+    if (n > INDEX_MASK + 1) {
+      return boxedOrder(ids, hashes);
+    }
+    // Sort primitives: the hash's top 44 bits with the index in the low 20 (signed order); then
+    // settle the rare runs whose top bits are equal by the full hash and the id.
+    long[] keyed = new long[n];
+    for (int i = 0; i < n; i++) {
+      keyed[i] = (hashes[i] & ~INDEX_MASK) | i;
+    }
+    Arrays.sort(keyed);
+    int[] out = new int[n];
+    for (int r = 0; r < n; r++) {
+      out[r] = (int) (keyed[r] & INDEX_MASK);
+    }
+    for (int r = 0; r < n; ) {
+      int end = r + 1;
+      while (end < n && (keyed[end] & ~INDEX_MASK) == (keyed[r] & ~INDEX_MASK)) {
+        end++;
+      }
+      if (end - r > 1) {
+        Integer[] run = new Integer[end - r];
+        for (int k = 0; k < run.length; k++) {
+          run[k] = out[r + k];
+        }
+        Arrays.sort(run, byHashThenId(hashes, ids));
+        for (int k = 0; k < run.length; k++) {
+          out[r + k] = run[k];
+        }
+      }
+      r = end;
+    }
+    return out;
+  }
+
+  private static final long INDEX_MASK = (1L << 20) - 1;
+
+  private static Comparator<Integer> byHashThenId(long[] hashes, String[] ids) {
+    return Comparator.<Integer>comparingLong(i -> hashes[i]).thenComparing(i -> ids[i]);
+  }
+
+  private static int[] boxedOrder(String[] ids, long[] hashes) {
     Integer[] order = new Integer[ids.length];
     for (int i = 0; i < ids.length; i++) {
-      hashes[i] = Murmur3.hash64(ids[i]);
       order[i] = i;
     }
-    Arrays.sort(order, Comparator.<Integer>comparingLong(i -> hashes[i]).thenComparing(i -> ids[i]));
+    Arrays.sort(order, byHashThenId(hashes, ids));
     int[] out = new int[ids.length];
     for (int i = 0; i < out.length; i++) {
       out[i] = order[i];

@@ -31,13 +31,13 @@ class SubsetTest {
     // n = ceil(3 x 3 / 7) = 2 laps; arcs of 14 of the ring's 21 units, starting at 0, 7 and 14
     assertThat(w0.laps).isEqualTo(2);
     assertThat(w0.units).isEqualTo(3);
-    assertThat(w0.coverage).containsExactly(3, 3, 3, 3, 2, 0, 0);
-    assertThat(w1.coverage).containsExactly(0, 0, 2, 3, 3, 3, 3);
-    assertThat(w2.coverage).containsExactly(3, 3, 1, 0, 1, 3, 3);
+    assertThat(w0.byRank()).containsExactly(3, 3, 3, 3, 2, 0, 0);
+    assertThat(w1.byRank()).containsExactly(0, 0, 2, 3, 3, 3, 3);
+    assertThat(w2.byRank()).containsExactly(3, 3, 1, 0, 1, 3, 3);
     assertThat(new int[] {w0.first, w0.ranks, w1.first, w1.ranks, w2.first, w2.ranks})
         .containsExactly(0, 5, 2, 5, 4, 6);
     for (int r = 0; r < 7; r++) {
-      assertThat(w0.coverage[r] + w1.coverage[r] + w2.coverage[r]).as("rank %d", r).isEqualTo(2 * 3);
+      assertThat(w0.byRank()[r] + w1.byRank()[r] + w2.byRank()[r]).as("rank %d", r).isEqualTo(2 * 3);
     }
   }
 
@@ -55,9 +55,10 @@ class SubsetTest {
         SubsetWindow w = SubsetWindow.of(targets, window, new PeerPosition(i, peers));
         laps = w.laps;
         int held = 0;
+        int[] byRank = w.byRank();
         for (int r = 0; r < targets; r++) {
-          total[r] += w.coverage[r];
-          held += w.coverage[r] > 0 ? 1 : 0;
+          total[r] += byRank[r];
+          held += byRank[r] > 0 ? 1 : 0;
         }
         assertThat(held).as("%s peer %d holds at least the window", List.of(peers, targets, window), i)
             .isGreaterThanOrEqualTo(window).isEqualTo(w.ranks);
@@ -150,6 +151,21 @@ class SubsetTest {
     coverage.values().forEach(v -> assertThat(v).isCloseTo(2.0, org.assertj.core.data.Offset.offset(1e-9)));
     assertThat(picks).hasSize(7);
     picks.values().forEach(v -> assertThat(v).isEqualTo(600)); // 4200 picks, 7 targets, exact cycles
+  }
+
+  @Test
+  void shares_isWhatTheBalancerHolds_forEveryPeer() throws Exception {
+    List<Target> forty = Fixtures.targets(40);
+    Subset subset = Subset.of(5, PeerCoordinate.fixed(0, 1)).withFloor(1);
+    for (int i = 0; i < 13; i++) {
+      try (LoadBalancer lb = balancer(Subset.of(5, PeerCoordinate.fixed(i, 13)).withFloor(1),
+          TargetSource.of(forty), Strategy.roundRobin())) {
+        assertThat(subset.shares(forty, new PeerPosition(i, 13))).isEqualTo(shares(lb));
+      }
+    }
+    assertThat(subset.shares(List.of(), new PeerPosition(0, 1))).isEmpty();
+    assertThatThrownBy(() -> subset.shares(List.of(t(1), t(1)), new PeerPosition(0, 1)))
+        .hasMessage("targets: \"10.0.0.1:8080\" (expected: unique ids)");
   }
 
   @Test
