@@ -146,7 +146,7 @@ class BalancerMetrics {
     private double count(TargetState state) {
       long now = ticker.getAsLong();
       int n = 0;
-      for (TrackedTarget t : published.get().snapshot.members) {
+      for (TrackedTarget t : published.get().snapshot.known) {
         if (t.health.stateAt(now) == state) {
           n++;
         }

@@ -2,6 +2,7 @@ package dev.fairway.lb;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -51,6 +52,9 @@ final class BalancerUpdater {
   private volatile PublishedSnapshot published;
   /** Written by the applier only. */
   private volatile Membership membership = Membership.NONE;
+  /** This client's place among its peers for a subset; null while unknown (or without a subset). */
+  private volatile @Nullable PeerPosition position;
+  private @Nullable PeerPosition positionLogged; // applier only
   private boolean panicLogged; // applier only
 
   BalancerUpdater(String service, LongSupplier ticker, AttachedStrategy strategy, SnapshotBuilder builder,
@@ -83,6 +87,15 @@ final class BalancerUpdater {
   /** A new list from the target source; only the latest one not yet applied is kept. */
   void offerTargets(List<Target> list) {
     pendingList.set(list);
+    drain();
+  }
+
+  /** A new position from the subset's {@link PeerCoordinate}; empty (or null) for none. */
+  void offerPosition(Optional<PeerPosition> next) {
+    if (next == null) {
+      LOG.log(System.Logger.Level.WARNING, "{0}: the peer coordinate gave null; running without a subset", service);
+    }
+    position = next == null ? null : next.orElse(null);
     drain();
   }
 
@@ -194,16 +207,27 @@ final class BalancerUpdater {
   private void publish(long now) {
     PublishedSnapshot seen = published;
     long mark = rules.epoch.mark(); // before the build reads any target's health
-    TargetSnapshot next = builder.build(membership, now);
+    PeerPosition at = position;
+    TargetSnapshot next = builder.build(membership, now, at);
     PublishedSnapshot out = PublishedSnapshot.of(next, strategy, seen.selector, mark);
-    TrackedTarget[] m = next.members;
+    TrackedTarget[] m = next.known;
     for (int i = 0; i < m.length; i++) {
-      m[i].pickable = next.memberPickable[i];
+      m[i].pickable = next.knownPickable[i];
     }
     if (closed || !PUBLISHED.compareAndSet(this, seen, out)) {
       return; // closed meanwhile: the closed snapshot stays
     }
     strategy.onPublish();
+    if (builder.subsets() && m.length > 0 && !java.util.Objects.equals(at, positionLogged)) {
+      positionLogged = at;
+      if (at == null) {
+        LOG.log(System.Logger.Level.INFO, "{0}: no peer position known: running over all {1} targets without a subset",
+            service, m.length);
+      } else {
+        LOG.log(System.Logger.Level.INFO, "{0}: peer {1} of {2}: subset window of {3} of {4} targets",
+            service, at.index(), at.count(), next.members.length, m.length);
+      }
+    }
     if (next.panic != panicLogged) {
       panicLogged = next.panic;
       int inService = next.panic ? countInService(next, now) : next.pickable.length;
@@ -216,7 +240,7 @@ final class BalancerUpdater {
 
   private static int countInService(TargetSnapshot s, long now) {
     int n = 0;
-    for (TrackedTarget t : s.members) {
+    for (TrackedTarget t : s.known) {
       if (t.health.phaseAt(now).inService()) {
         n++;
       }

@@ -60,6 +60,7 @@ public final class LoadBalancer implements AutoCloseable {
   private final Completions completions;
   private final Supplier<PublishedSnapshot> published;
   private final AutoCloseable subscription;
+  private final @Nullable AutoCloseable positionSubscription;
   private final @Nullable ActiveHealthChecker activeHealth;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final HealthEpoch healthEpoch;
@@ -84,15 +85,19 @@ public final class LoadBalancer implements AutoCloseable {
     TargetHealth.Rules rules = new TargetHealth.Rules(slowStart, passive, b.activeHealth);
     this.healthEpoch = rules.epoch;
     this.updater = new BalancerUpdater(service, ticker, attached,
-        new SnapshotBuilder(b.panicThresholdOrDefault(), slowStart), rules,
+        new SnapshotBuilder(b.panicThresholdOrDefault(), slowStart, b.subset), rules,
         passive, metrics);
     PassiveHealthChecker passiveChecker = new PassiveHealthChecker(service, passive, updater::members, updater);
     this.completions = new Completions(context, attached, passiveChecker, metrics);
     // The first log call initialises the logging backend (tens of ms): do it now, not mid-ejection.
     LOG.isLoggable(System.Logger.Level.INFO);
+    // The position first, so the first list is already cut to this client's window.
+    Subset subset = b.subset;
+    this.positionSubscription = subset == null ? null : subset.coordinate().subscribe(updater::offerPosition);
     try {
       this.subscription = source.subscribe(updater::offerTargets);
     } catch (RuntimeException e) {
+      closeQuietly(positionSubscription, "unsubscribing from the peer coordinate");
       if (ownsSource) {
         source.close();
       }
@@ -101,7 +106,9 @@ public final class LoadBalancer implements AutoCloseable {
     updater.startMetrics(); // only now: a failed subscription leaves no meters behind
     ActiveHealth active = b.activeHealth;
     this.activeHealth = active == null ? null
-        : ActiveHealthChecker.start(service, active, updater::members, this::onProbe);
+        : ActiveHealthChecker.start(service, active,
+            // with a subset, probe the window (what this client connects to), not every target
+            subset == null ? updater::members : () -> updater.published().snapshot.members, this::onProbe);
   }
 
   /** A builder for the balancer of {@code service} (the logical name, used in messages and metrics). */
@@ -233,12 +240,16 @@ public final class LoadBalancer implements AutoCloseable {
    */
   public List<TargetStatus> status() {
     long now = ticker.getAsLong();
-    TrackedTarget[] m = updater.published().snapshot.members;
+    TargetSnapshot s = updater.published().snapshot;
+    TrackedTarget[] m = s.known;
+    double[] share = s.knownShare;
     List<TargetStatus> out = new ArrayList<>(m.length);
-    for (TrackedTarget t : m) {
+    for (int i = 0; i < m.length; i++) {
+      TrackedTarget t = m[i];
       boolean fresh = t.reportFresh(now, TargetLoad.REPORT_TTL_NANOS);
       out.add(new TargetStatus(t.target, t.health.stateAt(now), t.inFlight, t.ewmaNanos / 1e6,
-          fresh ? t.reportedUtilization : Double.NaN, fresh ? t.reportedInFlight : Double.NaN));
+          fresh ? t.reportedUtilization : Double.NaN, fresh ? t.reportedInFlight : Double.NaN,
+          share == null ? 1.0 : share[i]));
     }
     return List.copyOf(out);
   }
@@ -268,11 +279,8 @@ public final class LoadBalancer implements AutoCloseable {
       return;
     }
     updater.close();
-    try {
-      subscription.close();
-    } catch (Exception e) {
-      LOG.log(System.Logger.Level.DEBUG, "unsubscribing from the target source failed", e);
-    }
+    closeQuietly(positionSubscription, "unsubscribing from the peer coordinate");
+    closeQuietly(subscription, "unsubscribing from the target source");
     if (ownsSource) {
       source.close();
     }
@@ -283,11 +291,22 @@ public final class LoadBalancer implements AutoCloseable {
     metrics.close();
   }
 
+  private static void closeQuietly(@Nullable AutoCloseable handle, String what) {
+    if (handle == null) {
+      return;
+    }
+    try {
+      handle.close();
+    } catch (Exception e) {
+      LOG.log(System.Logger.Level.DEBUG, what + " failed", e);
+    }
+  }
+
   @Override
   public String toString() {
     TargetSnapshot s = updater.published().snapshot;
     return "LoadBalancer{" + service + ", " + strategy.name() + ", " + s.pickable.length + "/"
-        + s.members.length + " pickable}";
+        + s.known.length + " pickable}";
   }
 
   /** The snapshot and selector picks read now. */
@@ -336,6 +355,7 @@ public final class LoadBalancer implements AutoCloseable {
     private @Nullable String localZone;
     private @Nullable MeterRegistry registry;
     private @Nullable Integer panicThreshold;
+    private @Nullable Subset subset;
     LongSupplier ticker = System::nanoTime;
     RandomSource random = RandomSource.THREAD_LOCAL;
     Duration latencyDecay = Duration.ofSeconds(5);
@@ -445,6 +465,19 @@ public final class LoadBalancer implements AutoCloseable {
       requireUnset("panicThreshold", this.panicThreshold);
       requireArgument(percent >= 0 && percent <= 100, "panicThreshold", percent, "0..100");
       this.panicThreshold = percent;
+      return this;
+    }
+
+    /**
+     * Deterministic subsetting: balance over this client's window of the targets instead of all of
+     * them ({@link Subset}: how the window is chosen, what it guarantees, and how it meets health,
+     * panic mode and zones). Default: none, and then nothing about a balancer changes or costs more.
+     * When the subset's coordinate has no position, the balancer runs over every target.
+     */
+    public Builder subset(Subset subset) {
+      requireUnset("subset", this.subset);
+      requireArgument(subset != null, "subset", null, "Subset.of(size, coordinate)");
+      this.subset = subset;
       return this;
     }
 

@@ -1,5 +1,7 @@
 package dev.fairway.lb;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The members of one balancer at one moment, frozen, as plain data: which of them may be picked,
  * their effective weights, which are on trial. Built by the {@link SnapshotBuilder}; only the
@@ -10,7 +12,10 @@ package dev.fairway.lb;
 final class TargetSnapshot {
   /** Changes whenever the set of members or their weights change (not on health changes). */
   final long membershipVersion;
-  /** Every known target, in the source's order. */
+  /**
+   * The members the strategy works over: every known target, in the source's order; with a subset
+   * ({@link Subset}), the targets of this client's window, in ring order.
+   */
   final TrackedTarget[] members;
   /** {@code memberPickable[i]} tells whether {@code members[i]} may be picked. */
   final boolean[] memberPickable;
@@ -31,6 +36,15 @@ final class TargetSnapshot {
   final long builtAtNanos;
   /** Why nothing is pickable, for the exception message; empty when something is. */
   final String unavailableReason;
+  /** Every known target, in the source's order ({@link #members} itself without a subset). */
+  final TrackedTarget[] known;
+  /** {@code knownPickable[i]} tells whether {@code known[i]} may be picked. */
+  final boolean[] knownPickable;
+  /**
+   * How much of {@code known[i]} this client's subset window covers, 0..1; null without a subset
+   * (then 1 for every target).
+   */
+  final double @Nullable [] knownShare;
 
   TargetSnapshot(
       long membershipVersion,
@@ -43,6 +57,28 @@ final class TargetSnapshot {
       long reviewAtNanos,
       long builtAtNanos,
       String unavailableReason) {
+    this(membershipVersion, members, memberPickable, pickable, weights, onTrial, panic, reviewAtNanos, builtAtNanos,
+        unavailableReason, members, memberPickable, null);
+  }
+
+  /** A snapshot whose strategy works over {@code members}, a part of the {@code known} targets. */
+  TargetSnapshot(
+      long membershipVersion,
+      TrackedTarget[] members,
+      boolean[] memberPickable,
+      TrackedTarget[] pickable,
+      long[] weights,
+      boolean[] onTrial,
+      boolean panic,
+      long reviewAtNanos,
+      long builtAtNanos,
+      String unavailableReason,
+      TrackedTarget[] known,
+      boolean[] knownPickable,
+      double @Nullable [] knownShare) {
+    this.known = known;
+    this.knownPickable = knownPickable;
+    this.knownShare = knownShare;
     this.membershipVersion = membershipVersion;
     this.members = members;
     this.memberPickable = memberPickable;

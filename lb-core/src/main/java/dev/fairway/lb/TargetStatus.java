@@ -8,9 +8,16 @@ public final class TargetStatus {
   private final double latencyEwmaMillis;
   private final double reportedUtilization;
   private final double reportedInFlight;
+  private final double subsetShare;
 
   TargetStatus(Target target, TargetState state, int inFlight, double latencyEwmaMillis, double reportedUtilization,
       double reportedInFlight) {
+    this(target, state, inFlight, latencyEwmaMillis, reportedUtilization, reportedInFlight, 1.0);
+  }
+
+  TargetStatus(Target target, TargetState state, int inFlight, double latencyEwmaMillis, double reportedUtilization,
+      double reportedInFlight, double subsetShare) {
+    this.subsetShare = subsetShare;
     this.target = target;
     this.state = state;
     this.inFlight = inFlight;
@@ -51,6 +58,16 @@ public final class TargetStatus {
    */
   public double reportedInFlight() {
     return reportedInFlight;
+  }
+
+  /**
+   * How much of this target the balancer's {@link Subset} window holds, 0..1: 1 for a target wholly
+   * inside it (and for every target without a subset), 0 for one outside, a fraction at the window's
+   * edges (the share of its weight the strategy sees). A target with a share above 0 is one this
+   * client connects to.
+   */
+  public double subsetShare() {
+    return subsetShare;
   }
 
   @Override

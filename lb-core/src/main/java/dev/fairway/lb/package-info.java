@@ -42,7 +42,10 @@
  *   <li><b>Membership and snapshots.</b> {@code Membership}: the members by id, applied from a new
  *       list whole or not at all. {@code SnapshotBuilder} turns it, at a moment, into a
  *       {@code TargetSnapshot}: plain data (pickable targets, effective weights, who is on trial,
- *       panic, the next review time) that knows nothing of strategies. {@code BalancerUpdater}
+ *       panic, the next review time) that knows nothing of strategies; with a {@code Subset} and a
+ *       known {@code PeerPosition} its members are this client's window ({@code SubsetWindow}: the
+ *       ring order and the arc, exact in whole units), widened for targets out of service, and the
+ *       full list stays in {@code TargetSnapshot.known}. {@code BalancerUpdater}
  *       applies every change one at a time and collapsed (Finagle's {@code Updater}) and publishes a
  *       {@code PublishedSnapshot}: the snapshot and its selector in one immutable object, one
  *       volatile write.

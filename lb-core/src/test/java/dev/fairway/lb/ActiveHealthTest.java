@@ -154,4 +154,17 @@ class ActiveHealthTest {
     return Thread.getAllStackTraces().keySet().stream()
         .filter(t -> t.getName().startsWith(prefix) && t.isAlive()).count();
   }
+
+  @Test
+  void withASubset_onlyTheWindowIsProbed() throws Exception {
+    List<Target> seven = Fixtures.targets(7);
+    List<Target> ring = SubsetTest.ring(seven);
+    lb = LoadBalancer.builder("active-subset").targets(seven.toArray(new Target[0])).strategy(Strategy.roundRobin())
+        .subset(Subset.of(3, PeerCoordinate.fixed(0, 3)).withFloor(1))
+        .activeHealth(ActiveHealth.of(probe, Duration.ofMillis(20))).build();
+    // the window is ranks 0..4 (SubsetTest): each probed twice, and ranks 5 and 6 never
+    await("the window probed twice", () -> ring.subList(0, 5).stream()
+        .allMatch(t -> probes.containsKey(t) && probes.get(t).get() >= 2));
+    assertThat(probes).doesNotContainKeys(ring.get(5), ring.get(6));
+  }
 }

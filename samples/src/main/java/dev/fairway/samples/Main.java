@@ -4,7 +4,7 @@ import dev.fairway.samples.lab.Lab;
 import java.util.Arrays;
 
 /**
- * {@code java -jar fairway-samples.jar lab|quickstart|spring|consul-demo [options]}: the samples' one
+ * {@code java -jar fairway-samples.jar lab|subset-lab|quickstart|spring|consul-demo [options]}: the samples' one
  * entry point.
  */
 public final class Main {
@@ -20,6 +20,9 @@ public final class Main {
       case "lab":
         Lab.main(rest);
         break;
+      case "subset-lab":
+        dev.fairway.samples.subset.SubsetLab.main(rest);
+        break;
       case "quickstart":
         Quickstart.main(rest);
         break;
@@ -30,8 +33,9 @@ public final class Main {
         System.exit(ConsulDemo.run(System.getenv("CONSUL_HTTP_ADDR"), System.getenv("CONSUL_HTTP_TOKEN"), System.out));
         break;
       default:
-        System.err.println("usage: java -jar fairway-samples.jar lab|quickstart|spring|consul-demo [options]");
+        System.err.println("usage: java -jar fairway-samples.jar lab|subset-lab|quickstart|spring|consul-demo [options]");
         System.err.println("  lab          the scenario lab: every strategy against the limit (lab --help)");
+        System.err.println("  subset-lab   deterministic vs random subsetting, C clients x S instances, no sockets (subset-lab --help)");
         System.err.println("  quickstart   three local backends, one client, ten balanced calls");
         System.err.println("  spring       two Spring Boot services: a @LoadBalanced RestClient over three orders instances");
         System.err.println("  consul-demo  targets from a Consul agent ($CONSUL_HTTP_ADDR)");

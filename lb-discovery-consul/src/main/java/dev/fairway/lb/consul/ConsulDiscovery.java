@@ -6,7 +6,10 @@ import static dev.fairway.lb.internal.Args.requireUnsetSecret;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -77,6 +80,20 @@ public final class ConsulDiscovery implements AutoCloseable {
   private final Object coordinateLock = new Object();
   // Guarded by coordinateLock; null while no source wants closeness.
   private @Nullable CoordinateWatch coordinates;
+  private final Object peerLock = new Object();
+  // Guarded by peerLock: the passing-only watch of each service some peer coordinate counts itself in,
+  // and the open coordinates that use it.
+  private final Map<String, PeerSource> peerSources = new HashMap<>();
+
+  /** One shared passing-only source and the coordinates reading it. */
+  private static final class PeerSource {
+    final ConsulTargetSource source;
+    final Set<ConsulPeerCoordinate> users = new java.util.HashSet<>();
+
+    PeerSource(ConsulTargetSource source) {
+      this.source = source;
+    }
+  }
 
   private ConsulDiscovery(AgentConfig agent, String name, int httpThreads, Duration coordinateInterval,
       Duration coordinateWait) {
@@ -124,12 +141,65 @@ public final class ConsulDiscovery implements AutoCloseable {
     return new ConsulTargetSource.Builder(serviceName, this);
   }
 
+  /**
+   * This client's live place among the passing instances of {@code service}, the service this process
+   * registered itself in as {@code instanceId} ({@code Service.ID}, or the full {@code Service.ID@Node}),
+   * for deterministic subsetting ({@code LoadBalancer.Builder.subset}); see {@link ConsulPeerCoordinate}.
+   * Coordinates of one service share one watch. Close it when done (closing the discovery does too).
+   *
+   * @throws IllegalArgumentException naming the argument when a name is blank or malformed
+   * @throws IllegalStateException when this discovery was closed
+   */
+  public ConsulPeerCoordinate peerCoordinate(String service, String instanceId) {
+    return peerCoordinate(service, instanceId, null);
+  }
+
+  /**
+   * As {@link #peerCoordinate(String, String)}, with the gauges {@code fairway.discovery.peer.index}
+   * and {@code .peer.count}, tagged with the service and the instance id, in {@code registry}.
+   */
+  public ConsulPeerCoordinate peerCoordinate(String service, String instanceId, @Nullable MeterRegistry registry) {
+    new ConsulTargetSource.Builder(service, this); // validates the name, naming it serviceName
+    requireArgument(instanceId != null && !instanceId.isBlank() && instanceId.equals(instanceId.strip()),
+        "instanceId", instanceId, "the Service.ID this process registered, or Service.ID@Node");
+    synchronized (peerLock) {
+      if (closed.get()) {
+        throw new IllegalStateException("this ConsulDiscovery was closed");
+      }
+      PeerSource shared = peerSources.get(service);
+      if (shared == null) {
+        // Closeness is off: positions read ids only, and round-trip times would republish the list.
+        shared = new PeerSource(source(service).passingOnly().closeness(false).build());
+        peerSources.put(service, shared);
+      }
+      ConsulPeerCoordinate c = new ConsulPeerCoordinate(service, instanceId, this, shared.source, registry);
+      shared.users.add(c);
+      c.start();
+      return c;
+    }
+  }
+
+  /** A coordinate closed: the last one of its service stops the shared watch. */
+  void releasePeerSource(ConsulPeerCoordinate coordinate, ConsulTargetSource source) {
+    ConsulTargetSource toClose = null;
+    synchronized (peerLock) {
+      PeerSource shared = peerSources.get(coordinate.service());
+      if (shared != null && shared.source == source && shared.users.remove(coordinate) && shared.users.isEmpty()) {
+        peerSources.remove(coordinate.service());
+        toClose = source;
+      }
+    }
+    if (toClose != null) {
+      toClose.close();
+    }
+  }
+
   /** The agent's address, {@code http(s)://host:port}. */
   public String consulUrl() {
     return agent.baseUrl();
   }
 
-  /** Sources made from this discovery and not closed yet. */
+  /** Sources made from this discovery and not closed yet, with the one watch per service of its peer coordinates. */
   public int sources() {
     return sources.size();
   }
@@ -139,6 +209,15 @@ public final class ConsulDiscovery implements AutoCloseable {
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
+    }
+    List<ConsulPeerCoordinate> peers = new ArrayList<>();
+    synchronized (peerLock) {
+      for (PeerSource p : peerSources.values()) {
+        peers.addAll(p.users);
+      }
+    }
+    for (ConsulPeerCoordinate p : peers) {
+      p.close();
     }
     for (ConsulTargetSource s : new ArrayList<>(sources)) {
       s.close();

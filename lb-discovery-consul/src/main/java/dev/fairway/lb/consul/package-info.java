@@ -4,8 +4,12 @@
  * {@link dev.fairway.lb.consul.ConsulDiscovery} shares one agent connection (one HTTP client, a few
  * threads) among the sources of many services.
  *
- * <p>Only {@code ConsulTargetSource}, {@code ConsulDiscovery} and their builders are public API. Every
- * other type in this package is package-private engine and may change in any release.
+ * {@link dev.fairway.lb.consul.ConsulPeerCoordinate} is this client's live place among its own
+ * service's passing instances, for deterministic subsetting.
+ *
+ * <p>Only {@code ConsulTargetSource}, {@code ConsulDiscovery}, their builders and
+ * {@code ConsulPeerCoordinate} are public API. Every other type in this package is package-private
+ * engine and may change in any release.
  *
  * <h2>A map of the package</h2>
  *
@@ -24,6 +28,8 @@
  *       in flight, one step waiting, nothing escapes); {@code HealthMapper} turns a reply into targets;
  *       {@code WakeupLimiter} (with {@code TokenBucket}) says when to ask next, {@code Backoff} after an
  *       error; {@code TargetPublisher} merges round-trip times, compares and notifies.
+ *   <li>Peer positions: {@code ConsulPeerCoordinate} reads a passing-only {@code ConsulTargetSource} of
+ *       its own service, one per service and discovery, shared by its coordinates.
  *   <li>Closeness: {@code CoordinateWatch} (one per discovery), {@code AgentSelf},
  *       {@code NetworkCoordinates} / {@code NetworkCoordinate} (Serf's formula).
  *   <li>{@code DiscoveryMetrics}: the {@code fairway.discovery.*} meters, a no-op without a registry.

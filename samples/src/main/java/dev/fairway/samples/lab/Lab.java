@@ -52,6 +52,7 @@ public final class Lab {
     List<RunResult> results = run();
     List<RollingRun.Result> rolling = options.scenarios().contains(Scenario.ROLLING)
         ? RollingLab.run(options, progress) : List.of();
+    SubsetSocketLab.Result subset = options.scenarios().contains(Scenario.SUBSET) ? runSubset() : null;
     out.println();
     for (Scenario scenario : options.scenarios()) {
       List<RunResult> rows = rowsOf(results, scenario);
@@ -67,6 +68,9 @@ public final class Lab {
         out.println("CSV (rolling): " + file.toAbsolutePath());
       }
     }
+    if (subset != null) {
+      out.println(SubsetSocketLab.table(subset, options));
+    }
     if (options.csv != null && !results.isEmpty()) {
       ResultTables.writeCsv(options.csv, results);
       out.println("CSV: " + options.csv.toAbsolutePath());
@@ -78,6 +82,17 @@ public final class Lab {
     return results;
   }
 
+  /** {@link Scenario#SUBSET}, with the balancers' lines (a window per client) held back as in {@link #run()}. */
+  private SubsetSocketLab.Result runSubset() throws IOException, InterruptedException {
+    Level previous = FAIRWAY_LOG.getLevel();
+    FAIRWAY_LOG.setLevel(Level.SEVERE);
+    try {
+      return new SubsetSocketLab(options).run(progress);
+    } finally {
+      FAIRWAY_LOG.setLevel(previous);
+    }
+  }
+
   /** Runs every scenario x strategy, with a progress line on the progress stream. */
   public List<RunResult> run() throws IOException, InterruptedException {
     Level previous = FAIRWAY_LOG.getLevel();
@@ -86,16 +101,18 @@ public final class Lab {
     FAIRWAY_LOG.setLevel(Level.SEVERE);
     try {
       List<RunResult> results = new ArrayList<>();
-      int total = (int) options.scenarios().stream().filter(sc -> sc != Scenario.ROLLING).count()
+      int total = (int) options.scenarios().stream().filter(sc -> !sc.runsApart()).count()
           * options.strategies().size();
       double planned = plannedSeconds(options);
       boolean console = System.console() != null;
-      warmUpJvm();
+      if (total > 0 || options.scenarios().contains(Scenario.ROLLING)) {
+        warmUpJvm(); // (subset alone counts connections and calls, not times: no warm-up)
+      }
       long started = System.nanoTime();
       int index = 0;
       for (Scenario scenario : options.scenarios()) {
-        if (scenario == Scenario.ROLLING) {
-          continue; // its own runs and table: RollingLab
+        if (scenario.runsApart()) {
+          continue; // its own runs and table: RollingLab, SubsetSocketLab
         }
         for (String strategy : options.strategies()) {
           index++;
@@ -124,7 +141,7 @@ public final class Lab {
     double perRun = options.warmUp().toNanos() / 1e9 + options.duration().toNanos() / 1e9 + 0.7;
     double planned = 0;
     for (Scenario scenario : options.scenarios()) {
-      if (scenario == Scenario.ROLLING) {
+      if (scenario.runsApart()) {
         continue; // not a scenario x strategy run
       }
       double perClient = options.client() == LabClient.Kind.SPRING ? SpringLabClient.SECONDS_PER_CLIENT : SECONDS_PER_CLIENT;

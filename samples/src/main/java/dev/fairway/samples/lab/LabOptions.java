@@ -12,7 +12,7 @@ import java.util.Set;
 
 /**
  * The lab's command line (DESIGN.md, "The scenario lab"):
- * {@code lab [--scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|liar|rolling|all]
+ * {@code lab [--scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|liar|rolling|subset|all]
  * [--strategies all|NAME,NAME...] [--duration 30s] [--time-scale 1.0] [--workers 8] [--users N]
  * [--clients K] [--load-reports] [--report-style STYLE] [--csv FILE] [--report FILE.html] [--max-attempts N]
  * [--hedge p95|p99|NNms|off] [--client okhttp|spring]}.
@@ -176,8 +176,9 @@ public final class LabOptions {
     return String.join(
         "\n",
         "usage: java -jar fairway-samples.jar lab [options]",
-        "  --scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|liar|rolling|all",
-        "                       (default all: every scenario but zones, jitter, liar and rolling, which run only when named)",
+        "  --scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|liar|rolling|subset|all",
+        "                       (default all: every scenario but zones, jitter, liar, rolling and subset, which run only",
+        "                       when named)",
         "  --strategies all|NAME,NAME...   NAME is a Strategy.name(): " + String.join(", ", ALL_STRATEGIES),
         "  --duration 30s       measured window per run, after warm-up (units ms, s, m; default 30s)",
         "  --time-scale 1.0     multiplies every service time (0.1 turns 50 ms into 5 ms; default 1.0)",
@@ -505,6 +506,10 @@ public final class LabOptions {
         if (scenarios.contains(Scenario.ZONES)) {
           throw new UsageException("--scenario: \"zones\" (expected: with --client okhttp only: its cross-zone "
               + "penalty is an OkHttp interceptor)");
+        }
+        if (scenarios.contains(Scenario.SUBSET)) {
+          throw new UsageException("--scenario: \"subset\" (expected: with --client okhttp only: each of its clients"
+              + " is a Fairway balancer under OkHttp)");
         }
       }
       return new LabOptions(this);

@@ -64,7 +64,14 @@ public enum Scenario {
    * rejoins. One row per drain, longer and shorter than discovery's propagation delay. Not in the
    * default run: name it ({@code --scenario rolling}).
    */
-  ROLLING(RollingRun.USERS, 1, "20 users, GET and POST; backends drained, stopped and restarted in turn");
+  ROLLING(RollingRun.USERS, 1, "20 users, GET and POST; backends drained, stopped and restarted in turn"),
+  /**
+   * Deterministic subsetting on real sockets ({@link SubsetSocketLab}): 40 clients, each its own balancer
+   * at {@code PeerCoordinate.fixed(i, 40)} with one user, over 20 backends that count the connections
+   * they accept; a window of 5 beside every client on every backend, in one invocation. Not in the
+   * default run: name it ({@code --scenario subset}).
+   */
+  SUBSET(SubsetSocketLab.CLIENTS, SubsetSocketLab.CLIENTS, "40 clients x 20 backends, window 5 vs every backend; connections accepted");
 
   /** The backend (0-based) that lies about its load in {@link #LIAR}: the slowest. */
   static final int LIAR_BACKEND = 3;
@@ -129,11 +136,17 @@ public enum Scenario {
 
   /**
    * Whether {@code lab} with no {@code --scenario} (or {@code --scenario all}) runs it: all but
-   * {@link #ZONES}, {@link #JITTER}, {@link #LIAR} and {@link #ROLLING}, which are about one feature each and run only when named, so
+   * {@link #ZONES}, {@link #JITTER}, {@link #LIAR}, {@link #ROLLING} and {@link #SUBSET}, which are about one feature
+   * each and run only when named, so
    * the default run stays near four minutes.
    */
   boolean inDefaultRun() {
-    return this != JITTER && this != ZONES && this != LIAR && this != ROLLING;
+    return this != JITTER && this != ZONES && this != LIAR && this != ROLLING && this != SUBSET;
+  }
+
+  /** Whether it has runs and a table of its own ({@link RollingLab}, {@link SubsetSocketLab}), not scenario x strategy rows. */
+  boolean runsApart() {
+    return this == ROLLING || this == SUBSET;
   }
 
   /** The scenarios of the default run, in order. */
@@ -204,6 +217,6 @@ public enum Scenario {
         return s;
       }
     }
-    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail, zones, jitter, liar, rolling or all)");
+    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail, zones, jitter, liar, rolling, subset or all)");
   }
 }
