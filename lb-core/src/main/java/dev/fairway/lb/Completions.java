@@ -15,6 +15,12 @@ final class Completions {
   private final AttachedStrategy strategy;
   private final PassiveHealthChecker passive;
   private final BalancerMetrics metrics;
+  /**
+   * The fastest successful answer any target gave this balancer, in nanoseconds; 0 until the first.
+   * Racy like the EWMA (a lost sample, never a corrupt one); it never rises. For {@link
+   * TargetLoad#recordReport}'s rule on reports claiming more workers than the cap.
+   */
+  private volatile double fastestAnyNanos;
 
   Completions(BalancerContext context, AttachedStrategy strategy, PassiveHealthChecker passive, BalancerMetrics metrics) {
     this.ticker = context.ticker;
@@ -34,7 +40,7 @@ final class Completions {
       int inFlightAtPick) {
     long now = ticker.getAsLong();
     long latency = recordedLatencyNanos >= 0 ? recordedLatencyNanos : Math.max(0, now - startNanos);
-    int result = t.recordReport(utilization, requestsInFlight, now, latency, startNanos, inFlightAtPick);
+    int result = t.recordReport(utilization, requestsInFlight, now, latency, startNanos, inFlightAtPick, fastestAnyNanos);
     if (result == TargetLoad.REPORT_IMPLAUSIBLE) {
       metrics.reportDiscarded(t, false);
     } else if (result == TargetLoad.REPORT_DISTRUSTED) {
@@ -51,6 +57,10 @@ final class Completions {
     long latency = recordedLatencyNanos >= 0 ? recordedLatencyNanos : Math.max(0, now - startNanos);
     t.recordLatency(latency, now, tauNanos);
     t.recordSuccessLatency(latency, now);
+    double fastestAny = fastestAnyNanos;
+    if (fastestAny == 0.0 || latency < fastestAny) {
+      fastestAnyNanos = Math.max(1.0, (double) latency);
+    }
     strategy.onSuccess(t, inFlightAtPick, latency, now);
     t.releaseSlot();
     CircuitBreaker window = t.breaker;

@@ -93,6 +93,10 @@ abstract class TargetLoad extends TargetLoadPadBefore {
   volatile double reportedWorkers;
   /** The most calls of this balancer that were on the target when one of its reports arrived. */
   volatile int peakOwnAtReport;
+  /** Workers the latest kept report implies, capped, even where {@link #reportedWorkers} believes fewer: for {@link #fleetLoad}. */
+  volatile double queueWorkers;
+  /** True if the latest kept report claimed a free worker only thanks to implying more workers than the cap. */
+  volatile boolean reportCapped;
   /** Reports in a row that disagreed with what this balancer saw. */
   volatile int disagreements;
   /** Ticker value until which the target's reports are not used; meaningful while {@link #distrustLevel} > 0. */
@@ -116,6 +120,8 @@ abstract class TargetLoad extends TargetLoadPadBefore {
   static final int WORKER_MARGIN = 8;
   /** A call slower than this many times the service time waited in a queue, whatever the report says. */
   static final double WAITED_RATIO = 2.0;
+  /** A call slower than this many times the fastest answer of any target, answered with a capped claim of free workers, waited. */
+  static final double SLOW_FOR_IDLE_RATIO = 4.0;
   /** Reports in a row that disagree before the target falls back to unreported scoring. */
   static final int DISAGREEMENTS_TO_DISTRUST = 2;
   /** The first fallback lasts this long; each one that follows the last within {@link #DISTRUST_MAX_NANOS}, twice as long. */
@@ -140,6 +146,24 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    *       counts as a few, so once our calls exceed them the target is hot again. Our own counts
    *       only, since a liar's own counts would raise its cap. The margin is wide because in a
    *       fleet each client holds a few of a target's calls (8 workers seen as 1 or 2 of ours).
+   *   <li><b>Unverified free workers are ours only.</b> A report that implies more workers than the
+   *       cap while claiming fewer calls than the cap ({@link #reportCapped}: its free workers exist
+   *       only by the claim) counts as many workers as we ourselves had calls there at a report or
+   *       learned, at least 1, for least queueing's free-worker test ({@link #reportedWorkers}); the
+   *       capped count stays for the estimate of {@link #fleetLoad} ({@link #queueWorkers}). Why:
+   *       every client of a fleet hears the same claim, so 8 x a client's 1 or 2 calls is 7 to 15
+   *       free workers in each of 50 clients; in the fleet simulation ({@code PlausibleReportTest})
+   *       the liar's queue went from 24 to 96 calls within 3 s on its first reports. An honest
+   *       target's report implies its real workers (rif / utilization), which exceed the cap only
+   *       when it has more than 8 x the most calls we ever had there: such a target loses its extra
+   *       free workers in our count, not its report.
+   *   <li><b>Slow for an idle claim.</b> Such a report on an answer slower than {@value
+   *       #SLOW_FOR_IDLE_RATIO} x the fastest answer of any target of this balancer ({@code
+   *       fastestAnyNanos}) counts no free worker at all (workers = its own count). Not the
+   *       target's own fastest answer: in a fleet, a client's first calls to the liar were already
+   *       queued (0.5 to 2.9 s per client in the simulation, for a 500 ms service), so its calls
+   *       there never looked slow against it. The cost: an honest many-worker target 4 x slower
+   *       than the fastest is scored as hot by its count, as a target with no free worker.
    *   <li><b>Free, yet our call waited.</b> A report that claimed a free worker while our call was
    *       waiting for one ({@link #judgeKeptReport}): the call was slower than {@value #WAITED_RATIO}
    *       x the fastest answer the target ever gave us ({@link #fastestNanos}) disagrees: it waited
@@ -149,7 +173,9 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    *       reports of free workers. One such disagreement is normal (another client filled the
    *       target since, or it is slower now), so the report is kept.
    *   <li><b>Repeated disagreement falls back.</b> {@value #DISAGREEMENTS_TO_DISTRUST} discarded or
-   *       disagreeing reports in a row (reports that cannot be judged do not break the row) and the target's reports are not used for 30 s, then 60, 120
+   *       disagreeing reports in a row (reports that cannot be judged do not break the row), or one
+   *       where the report was a capped claim (the answering one on a call that waited, or the one in
+   *       hand: a claim of free workers we could not verify, contradicted by our own call), and the target's reports are not used for 30 s, then 60, 120
    *       and at most 240 s if it happens again within 4 minutes of the last fallback's end (as
    *       Envoy's outlier detection lengthens each ejection): it is scored as if it never reported.
    *       Its reports meanwhile are discarded unread ({@link #REPORT_DISTRUSTED}); for the
@@ -159,10 +185,12 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    * <p>NaN or negative values are not kept (the field keeps NaN); a report with neither value
    * changes nothing ({@link #REPORT_EMPTY}).
    *
+   * {@code fastestAnyNanos} is the fastest answer any target gave this balancer (0 until one did).
+   *
    * @return one of {@link #REPORT_KEPT}, {@link #REPORT_EMPTY}, {@link #REPORT_IMPLAUSIBLE}, {@link #REPORT_DISTRUSTED}
    */
   int recordReport(double utilization, double requestsInFlight, long nowNanos, long latencyNanos, long startNanos,
-      int inFlightAtPick) {
+      int inFlightAtPick, double fastestAnyNanos) {
     boolean u = utilization >= 0 && utilization < Double.POSITIVE_INFINITY;
     boolean r = requestsInFlight >= 0 && requestsInFlight < Double.POSITIVE_INFINITY;
     if (!u && !r) {
@@ -179,16 +207,30 @@ abstract class TargetLoad extends TargetLoadPadBefore {
       peakOwnAtReport = peak = own;
     }
     double workers = 0;
+    double cappedWorkers = 0;
+    boolean capped = false;
     if (u && r && utilization > 0 && requestsInFlight > 0) {
       double cap = (double) WORKER_MARGIN * Math.max(1, Math.max(peak, learnedConcurrency));
-      workers = Math.min(cap, requestsInFlight / utilization);
+      double implied = requestsInFlight / utilization;
+      capped = implied > cap && requestsInFlight < cap;
+      cappedWorkers = Math.min(cap, implied);
+      workers = capped ? Math.max(1, Math.max(peak, learnedConcurrency)) : cappedWorkers;
     }
     double fastest = fastestNanos;
     boolean waited = fastest > 0 && latencyNanos > WAITED_RATIO * fastest;
+    boolean keptCapped = reportCapped;
     int judged = implausible ? DISAGREES : judgeKeptReport(nowNanos, startNanos, inFlightAtPick, waited, fastest);
+    boolean slowForIdle = fastestAnyNanos > 0 && latencyNanos > SLOW_FOR_IDLE_RATIO * fastestAnyNanos;
+    boolean extreme = (capped && waited) || (judged == DISAGREES && keptCapped && !implausible);
+    if (capped && slowForIdle) {
+      workers = Math.min(workers, requestsInFlight); // no free worker: see the rule
+    }
+    if (extreme) {
+      judged = DISAGREES;
+    }
     if (judged == DISAGREES) {
       int n = disagreements + 1;
-      if (n >= DISAGREEMENTS_TO_DISTRUST) {
+      if (extreme || n >= DISAGREEMENTS_TO_DISTRUST) {
         distrust(nowNanos);
         return implausible ? REPORT_IMPLAUSIBLE : REPORT_DISTRUSTED;
       }
@@ -202,6 +244,8 @@ abstract class TargetLoad extends TargetLoadPadBefore {
     reportedUtilization = u ? utilization : Double.NaN;
     reportedInFlight = r ? requestsInFlight : Double.NaN;
     reportedWorkers = workers;
+    reportCapped = capped;
+    queueWorkers = cappedWorkers;
     inFlightAtReport = own;
     reportStampNanos = nowNanos;
     reported = true;
@@ -320,7 +364,7 @@ abstract class TargetLoad extends TargetLoadPadBefore {
     if (!(fastest > 0)) {
       return own;
     }
-    return Math.max(own, Math.max(1.0, reportedWorkers) * decayedEwma(nowNanos, stepsPerNano) / fastest);
+    return Math.max(own, Math.max(1.0, queueWorkers) * decayedEwma(nowNanos, stepsPerNano) / fastest);
   }
 
   /** A window of the minimum is this many times the minimum itself (at least {@link #MIN_WINDOW_NANOS}). */
