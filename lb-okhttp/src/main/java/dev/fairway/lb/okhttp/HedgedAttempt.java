@@ -1,10 +1,8 @@
 package dev.fairway.lb.okhttp;
 
-import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import java.io.IOException;
-import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -227,10 +225,8 @@ final class HedgedAttempt extends EventListener implements Runnable {
     } finally {
       lock.unlock();
     }
-    Pick pick;
-    try {
-      pick = route.loadBalancer.pick(owner.affinityKey(), Set.of(first.target()));
-    } catch (NoTargetAvailableException e) {
+    Pick pick = hedger.pickHedge(route, owner.affinityKey(), first.target());
+    if (pick == null) {
       close(); // a single target, or every other one ejected: a hedge would go nowhere
       return;
     }
@@ -350,7 +346,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
   private void record(Outcome outcome) {
     Hedger.RouteHedging stats = route.hedging;
     if (stats != null) {
-      stats.record(hedger.ticker.getAsLong() - outcome.startNanos);
+      hedger.recordLatency(stats, outcome.attempt.target(), hedger.ticker.getAsLong() - outcome.startNanos);
     }
   }
 

@@ -1,5 +1,9 @@
 package dev.fairway.lb.okhttp;
 
+import dev.fairway.lb.NoTargetAvailableException;
+import dev.fairway.lb.Pick;
+import dev.fairway.lb.Target;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -73,6 +77,39 @@ final class Hedger {
     }
 
     private Shared() {}
+  }
+
+  // The three decisions of hedging, each made in one place only: when a call's hedge is due, where
+  // it goes, and which response times the delay learns from.
+
+  /**
+   * The delay before a hedge of a call whose first copy goes to {@code first}, starting at {@code
+   * nowNanos}; -1 for no hedge (the delay is not known yet). Called once per hedgeable call, on the
+   * caller's thread, before the first copy is sent.
+   */
+  long hedgeDelayNanos(RouteHedging hedging, Target first, long nowNanos) {
+    return hedging.delayNanos(nowNanos);
+  }
+
+  /**
+   * The target of a hedge whose timer fired, or null to send none (a single target, or every other
+   * one ejected). Called on a hedge thread, at most once per call; the pick is the hedge's from then
+   * on.
+   */
+  @Nullable Pick pickHedge(ServiceRoute route, @Nullable String affinityKey, Target first) {
+    try {
+      return route.loadBalancer.pick(affinityKey, Set.of(first));
+    } catch (NoTargetAvailableException e) {
+      return null;
+    }
+  }
+
+  /**
+   * A response time of one copy sent to {@code target} (time to the headers of a usable response,
+   * or the running time of a copy cancelled because the other won), for the percentile delay.
+   */
+  void recordLatency(RouteHedging hedging, Target target, long nanos) {
+    hedging.record(nanos);
   }
 
   /** The hedging state of one service. */
