@@ -78,7 +78,15 @@ final class HedgedAttempt extends EventListener implements Runnable {
 
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
-  private int hedge = PENDING; // guarded by lock
+  private volatile int hedge = PENDING; // written under lock; read without it by the timer
+
+  // The timer's entry for this race (see HedgeTimer): written by the arming thread before it
+  // publishes the race, then by the timer thread only.
+  long timerDeadline;
+  @Nullable HedgedAttempt timerNext;
+  @Nullable HedgedAttempt timerDisarmedNext;
+  int timerIndex = -1;
+  volatile boolean timerQueued;
   private int winner = NONE; // guarded by lock
   private boolean finished; // guarded by lock: the caller has its outcome
   private @Nullable Outcome firstOutcome; // guarded by lock
@@ -124,7 +132,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
     if (call.isCanceled()) {
       firstLeg.cancel();
     }
-    Runnable cancelTimer = hedger.scheduler.schedule(this, delayNanos);
+    hedger.scheduler.arm(this, delayNanos);
     Outcome f = execute(firstLeg, first, hedger.ticker.getAsLong());
     Outcome other = null;
     Outcome result = f;
@@ -178,7 +186,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
         lock.unlock();
       }
     }
-    cancelTimer.run();
+    hedger.scheduler.disarm(this);
     if (cancelSecond) {
       Call leg = secondLeg;
       if (leg != null) {
@@ -193,6 +201,11 @@ final class HedgedAttempt extends EventListener implements Runnable {
     }
     chosen = result.attempt;
     return unwrap(result, other);
+  }
+
+  /** True while the hedge timer may still send a hedge; for the timer. */
+  boolean hedgePending() {
+    return hedge == PENDING;
   }
 
   /** The timer fired: the hedge is sent from the hedge pool, since picking and sending may block. */

@@ -5,8 +5,6 @@ import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import java.util.Set;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -24,17 +22,23 @@ import org.jspecify.annotations.Nullable;
  * since OkHttp's {@code Call.execute()} blocks until the response headers arrive. Hedges run on a
  * pool of daemon threads (at most {@value #MAX_THREADS}, idle ones end after 30 s; a hedge that
  * finds none free is not sent) rather than on the client's dispatcher, whose per-host limit (5 by
- * default) is shared with the async calls the hedges would be waiting for. The timer is one daemon
- * thread that also ends when idle. A timer task costs one scheduled-future allocation and a lock
- * on the timer's queue per hedgeable call (cancelled when the first copy answers in time).
+ * default) is shared with the async calls the hedges would be waiting for. The timer ({@link
+ * HedgeTimer}) is one daemon thread; arming it costs a hedgeable call one compare-and-set and no
+ * allocation.
  */
 final class Hedger {
   static final int MAX_THREADS = 256;
 
-  /** Runs tasks after a delay: the seam tests replace to fire hedges by hand. */
+  /**
+   * Fires races' hedge timers: {@link HedgeTimer#SHARED} in production, the seam tests replace to
+   * fire hedges by hand.
+   */
   interface Scheduler {
-    /** Runs {@code task} after {@code delayNanos}; the returned action cancels it if it has not run. */
-    Runnable schedule(Runnable task, long delayNanos);
+    /** Calls {@code race.run()} after {@code delayNanos}, unless {@link #disarm} came first. */
+    void arm(HedgedAttempt race, long delayNanos);
+
+    /** The race no longer wants its hedge (its state already says so); called at most once, after arm. */
+    void disarm(HedgedAttempt race);
   }
 
   final HedgingPolicy policy;
@@ -51,30 +55,17 @@ final class Hedger {
 
   /** With the shared timer thread and hedge pool. */
   static Hedger create(HedgingPolicy policy, LongSupplier ticker) {
-    return new Hedger(policy, Shared.SCHEDULER, Shared.POOL, ticker);
+    return new Hedger(policy, HedgeTimer.SHARED, Shared.POOL, ticker);
   }
 
   /**
-   * One timer thread and one hedge pool for every interceptor in the JVM, made on first use: an
-   * application with many clients (the lab builds dozens) then holds at most {@value #MAX_THREADS}
-   * hedge threads in all, and none once it is idle. An interceptor has no close, so nothing of its
-   * own could stop them.
+   * One hedge pool for every interceptor in the JVM, made on first use: an application with many
+   * clients (the lab builds dozens) then holds at most {@value #MAX_THREADS} hedge threads in all,
+   * and none once it is idle. An interceptor has no close, so nothing of its own could stop them.
    */
   private static final class Shared {
     static final ThreadPoolExecutor POOL = new ThreadPoolExecutor(
         0, MAX_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), daemon("fairway-hedge-"));
-    static final Scheduler SCHEDULER;
-
-    static {
-      ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemon("fairway-hedge-timer"));
-      timer.setRemoveOnCancelPolicy(true); // most timers are cancelled: the first copy answered in time
-      timer.setKeepAliveTime(10, TimeUnit.SECONDS);
-      timer.allowCoreThreadTimeOut(true);
-      SCHEDULER = (task, delayNanos) -> {
-        ScheduledFuture<?> future = timer.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
-        return () -> future.cancel(false);
-      };
-    }
 
     private Shared() {}
   }
