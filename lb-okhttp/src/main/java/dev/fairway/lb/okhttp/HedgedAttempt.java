@@ -274,6 +274,9 @@ final class HedgedAttempt extends EventListener implements Runnable {
       leg.cancel();
     }
     Outcome s = execute(leg, second, hedger.ticker.getAsLong());
+    if (s.bug != null) { // a bug in a later interceptor: the caller never sees this one, so say it here
+      LOG.log(System.Logger.Level.WARNING, "hedge of a call to " + route.host + " failed with a non-I/O exception", s.bug);
+    }
     boolean cancelFirst = false;
     boolean late;
     lock.lock();

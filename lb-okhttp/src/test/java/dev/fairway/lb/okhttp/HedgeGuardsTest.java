@@ -1,0 +1,205 @@
+package dev.fairway.lb.okhttp;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fairway.lb.LoadBalancer;
+import dev.fairway.lb.Strategy;
+import dev.fairway.lb.TargetStatus;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import mockwebserver3.MockResponse;
+import okhttp3.Interceptor;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.Response;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The hedged paths a review found unguarded (issue 26, item 4): a non-I/O throwable on either copy,
+ * an application interceptor holding a lock across {@code proceed()}, a hedge that really failed
+ * just before it was cancelled, both copies answering at once, and a full hedge pool. The hedge
+ * timer is held by hand (it fires when the test says), so every order below is exact; real time
+ * only bounds the waits.
+ */
+class HedgeGuardsTest {
+  private final Closer closer = new Closer();
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private final ExecutorService hedgePool = Executors.newCachedThreadPool();
+  private final ExecutorService callers = Executors.newCachedThreadPool();
+
+  /** The armed hedge timer, if any: fired by {@link #fireHedge}, cleared by the race's disarm. */
+  private final AtomicReference<Runnable> heldHedge = new AtomicReference<>();
+  private final Hedger.Scheduler held = new Hedger.Scheduler() {
+    @Override
+    public void arm(HedgedAttempt task, long delayNanos) {
+      heldHedge.set(task);
+    }
+
+    @Override
+    public void disarm(HedgedAttempt task) {
+      heldHedge.compareAndSet(task, null);
+    }
+  };
+
+  @AfterEach
+  void closeAll() throws Exception {
+    closer.close();
+    hedgePool.shutdownNow();
+    callers.shutdownNow();
+  }
+
+  /** The timer's delay passed: the hedge is sent (from the hedge pool). */
+  private void fireHedge() {
+    Runnable hedge = heldHedge.getAndSet(null);
+    if (hedge != null) {
+      hedge.run();
+    }
+  }
+
+  private LoadBalancer balancer(Backends b) {
+    return closer.add(LoadBalancer.builder("orders").targets(b.targets()).strategy(Strategy.roundRobin())
+        .meterRegistry(registry).build());
+  }
+
+  private LoadBalancingInterceptor.Builder interceptor(LoadBalancer lb) {
+    return LoadBalancingInterceptor.builder().service("orders", lb).hedgeScheduler(held, hedgePool)
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50)));
+  }
+
+  /** A client with {@code before}, then the balancing interceptor, then {@code after} (either may be null). */
+  private static OkHttpClient client(Backends b, Interceptor before, LoadBalancingInterceptor lbi, Interceptor after) {
+    OkHttpClient.Builder builder = b.client(null).newBuilder();
+    if (before != null) {
+      builder.addInterceptor(before);
+    }
+    builder.addInterceptor(lbi);
+    if (after != null) {
+      builder.addInterceptor(after);
+    }
+    return builder.build();
+  }
+
+  private CompletableFuture<Response> callAsync(OkHttpClient client) {
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        return client.newCall(new Request.Builder().url("http://orders/x").build()).execute();
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }, callers);
+  }
+
+  private double hedges(String result) {
+    Counter counter = registry.find("fairway.hedges").tag("result", result).counter();
+    return counter == null ? 0 : counter.count();
+  }
+
+  private long attempts(Backends b, int server, String outcome) {
+    Timer timer = registry.find("fairway.requests").tag("target", b.target(server).id()).tag("outcome", outcome).timer();
+    return timer == null ? 0 : timer.count();
+  }
+
+  private static void await(CountDownLatch latch, String what) {
+    try {
+      assertThat(latch.await(5, TimeUnit.SECONDS)).as(what).isTrue();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
+  }
+
+  private static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime() - deadline).as(what).isNegative();
+      Thread.sleep(10);
+    }
+  }
+
+  private static boolean noneInFlight(LoadBalancer lb) {
+    return lb.status().stream().mapToInt(TargetStatus::inFlight).sum() == 0;
+  }
+
+  private static int server(Backends b, Response response) {
+    return response.request().url().port() == b.port(0) ? 0 : 1;
+  }
+
+  /** Collects what the interceptor logs at {@code level} or above, until the test ends. */
+  private List<LogRecord> logged(Level level) {
+    List<LogRecord> records = new CopyOnWriteArrayList<>();
+    Logger log = Logger.getLogger(LoadBalancingInterceptor.class.getName());
+    Handler handler = new Handler() {
+      @Override
+      public void publish(LogRecord record) {
+        if (record.getLevel().intValue() >= level.intValue()) {
+          records.add(record);
+        }
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    log.addHandler(handler);
+    closer.add(() -> log.removeHandler(handler));
+    return records;
+  }
+
+  @Test
+  void runtimeExceptionOnTheHedge_isLogged_andTheFirstCopyAnswers() throws Exception {
+    List<LogRecord> warnings = logged(Level.WARNING);
+    CountDownLatch hedgeThrew = new CountDownLatch(1);
+    AtomicInteger sent = new AtomicInteger();
+    IllegalStateException bug = new IllegalStateException("a bug in a later interceptor");
+    Backends b = closer.add(Backends.start(2, i -> request -> {
+      fireHedge();
+      await(hedgeThrew, "the hedge copy threw");
+      return Backends.ok("first");
+    }));
+    LoadBalancer lb = balancer(b);
+    Interceptor after = chain -> {
+      if (sent.getAndIncrement() == 1) {
+        hedgeThrew.countDown();
+        throw bug;
+      }
+      return chain.proceed(chain.request());
+    };
+    OkHttpClient client = client(b, null, interceptor(lb).build(), after);
+
+    try (Response response = callAsync(client).get(5, TimeUnit.SECONDS)) {
+      assertThat(response.body().string()).isEqualTo("first");
+    }
+
+    eventually("the hedge settled", () -> noneInFlight(lb));
+    eventually("the hedge's failure logged", () -> !warnings.isEmpty());
+    assertThat(warnings).hasSize(1);
+    assertThat(warnings.get(0).getMessage()).isEqualTo("hedge of a call to orders failed with a non-I/O exception");
+    assertThat(warnings.get(0).getThrown()).isSameAs(bug);
+  }
+}
