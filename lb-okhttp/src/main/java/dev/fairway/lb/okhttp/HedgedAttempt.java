@@ -59,7 +59,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
     final long startNanos;
     @Nullable Response response;
     @Nullable IOException failure;
-    @Nullable RuntimeException bug;
+    @Nullable Throwable bug; // a RuntimeException or an Error: a bug, not the target's fault
 
     Outcome(Attempt attempt, Call leg, long startNanos) {
       this.attempt = attempt;
@@ -222,7 +222,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
   private void fire() {
     try {
       sendHedge();
-    } catch (RuntimeException e) { // a bug in a strategy or a later interceptor: no hedge, the first leg goes on
+    } catch (RuntimeException | Error e) { // a bug in a strategy or the pick: no hedge, the first leg goes on
       close();
       LOG.log(System.Logger.Level.WARNING, "hedge of a call to " + route.host + " failed", e);
     }
@@ -348,7 +348,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
       }
     } catch (IOException e) {
       outcome.failure = e;
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) { // the unhedged path lets these through too, once the pick is settled
       outcome.bug = e;
     }
     return outcome;
@@ -399,9 +399,13 @@ final class HedgedAttempt extends EventListener implements Runnable {
     if (result.response != null) {
       return result.response;
     }
-    if (result.bug != null) {
+    Throwable bug = result.bug;
+    if (bug != null) {
       result.attempt.abandon();
-      throw result.bug;
+      if (bug instanceof Error error) {
+        throw error;
+      }
+      throw (RuntimeException) bug;
     }
     IOException failure = result.failure;
     if (failure == null) {

@@ -172,6 +172,58 @@ class HedgeGuardsTest {
   }
 
   @Test
+  void errorOnTheHedge_withAnUnusableFirstCopy_returnsTheFirstCopysOutcome_andReleasesTheHedgesPick() throws Exception {
+    CountDownLatch hedgeThrew = new CountDownLatch(1);
+    AtomicInteger sent = new AtomicInteger();
+    // The first copy reaches its server, which fires the hedge and answers 503 only once the hedge
+    // copy threw an Error (as an AssertionError or Kotlin's NotImplementedError from an interceptor
+    // that runs again for the copy would).
+    Backends b = closer.add(Backends.start(2, i -> request -> {
+      fireHedge();
+      await(hedgeThrew, "the hedge copy threw");
+      return new MockResponse.Builder().code(503).body("down").build();
+    }));
+    LoadBalancer lb = balancer(b);
+    Interceptor after = chain -> {
+      if (sent.getAndIncrement() == 1) {
+        hedgeThrew.countDown();
+        throw new AssertionError("not implemented");
+      }
+      return chain.proceed(chain.request());
+    };
+    OkHttpClient client = client(b, null, interceptor(lb).maxAttempts(2).build(), after);
+
+    try (Response response = callAsync(client).get(5, TimeUnit.SECONDS)) {
+      assertThat(response.code()).isEqualTo(503);
+      assertThat(response.body().string()).isEqualTo("down");
+    }
+
+    assertThat(hedges("sent")).isEqualTo(1.0);
+    assertThat(b.totalRequests()).isEqualTo(1); // the hedge never left
+    eventually("both picks completed", () -> noneInFlight(lb));
+    assertThat(attempts(b, 0, "failure") + attempts(b, 1, "failure")).isEqualTo(1); // the 503; the Error is no target's fault
+  }
+
+  @Test
+  void errorOnTheFirstCopy_disarmsTheHedgeTimer_andNoHedgeGoesOut() throws Exception {
+    Backends b = closer.add(Backends.named(2));
+    LoadBalancer lb = balancer(b);
+    Interceptor after = chain -> {
+      throw new AssertionError("not implemented");
+    };
+    OkHttpClient client = client(b, null, interceptor(lb).build(), after);
+
+    assertThatThrownBy(() -> client.newCall(new Request.Builder().url("http://orders/x").build()).execute())
+        .isInstanceOf(AssertionError.class).hasMessage("not implemented");
+
+    assertThat(heldHedge.get()).as("the hedge timer after the call failed").isNull();
+    fireHedge(); // (nothing, once disarmed)
+    assertThat(hedges("sent")).isZero();
+    assertThat(b.totalRequests()).isZero();
+    eventually("the first copy's pick completed", () -> noneInFlight(lb));
+  }
+
+  @Test
   void runtimeExceptionOnTheHedge_isLogged_andTheFirstCopyAnswers() throws Exception {
     List<LogRecord> warnings = logged(Level.WARNING);
     CountDownLatch hedgeThrew = new CountDownLatch(1);
