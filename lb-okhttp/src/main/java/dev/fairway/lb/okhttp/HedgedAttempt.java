@@ -45,10 +45,13 @@ final class HedgedAttempt extends EventListener implements Runnable {
   private static final int FIRST = 1;
   private static final int SECOND = 2;
 
-  /** The tag that marks a clone as a leg, and the target it goes to. */
-  record Leg(BalancedCall owner, Target target) {
+  /** The tag that marks a clone as a leg of {@code race}, and the target it goes to. */
+  record Leg(HedgedAttempt race, Target target, boolean isHedge) {
     Response proceed(Interceptor.Chain chain) throws IOException {
-      return chain.proceed(owner.rewrite(chain.request(), target));
+      if (isHedge) {
+        race.hedgeReachedTheInterceptor();
+      }
+      return chain.proceed(race.owner.rewrite(chain.request(), target));
     }
   }
 
@@ -89,6 +92,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
   volatile boolean timerQueued;
   private int winner = NONE; // guarded by lock
   private boolean finished; // guarded by lock: the caller has its outcome
+  private boolean hedgeEntered; // guarded by lock: the hedge passed the interceptors before this one
   private @Nullable Outcome firstOutcome; // guarded by lock
   private @Nullable Outcome secondOutcome; // guarded by lock
   private volatile @Nullable Call secondLeg;
@@ -102,12 +106,12 @@ final class HedgedAttempt extends EventListener implements Runnable {
     this.hedger = hedger;
     this.delayNanos = delayNanos;
     this.first = first;
-    this.firstLeg = leg(first.target());
+    this.firstLeg = leg(first.target(), false);
   }
 
-  private Call leg(Target target) {
+  private Call leg(Target target, boolean isHedge) {
     Call leg = call.clone();
-    Leg tag = new Leg(owner, target);
+    Leg tag = new Leg(this, target, isHedge);
     leg.tag(Leg.class, () -> tag);
     return leg;
   }
@@ -149,7 +153,12 @@ final class HedgedAttempt extends EventListener implements Runnable {
         if (winner == NONE && usable(f)) {
           winner = FIRST;
         }
-        while (winner == NONE && secondOutcome == null) {
+        // Wait for the hedge only once it has come back through this interceptor: until then it
+        // runs the application interceptors added before this one, and one of those may wait for
+        // a lock this thread holds across proceed() (it is inside that interceptor's proceed).
+        // Past this interceptor it needs nothing of this thread, and its own OkHttp timeouts (and
+        // the caller's cancel) bound the wait, as they bound an unhedged call's.
+        while (winner == NONE && secondOutcome == null && hedgeEntered) {
           changed.await(10, TimeUnit.MILLISECONDS);
           if (call.isCanceled()) {
             cancelLegs();
@@ -201,6 +210,16 @@ final class HedgedAttempt extends EventListener implements Runnable {
     }
     chosen = result.attempt;
     return unwrap(result, other);
+  }
+
+  /** The hedge's copy reached this interceptor again (on the hedge's thread). */
+  void hedgeReachedTheInterceptor() {
+    lock.lock();
+    try {
+      hedgeEntered = true;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** True while the hedge timer may still send a hedge; for the timer. */
@@ -257,7 +276,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
         route.metrics.hedge(CallMetrics.HEDGE_BUDGET_EXHAUSTED);
         return;
       }
-      leg = leg(pick.target());
+      leg = leg(pick.target(), true);
       second = new Attempt(pick, leg, route);
       secondLeg = leg;
       secondTarget = pick.target();

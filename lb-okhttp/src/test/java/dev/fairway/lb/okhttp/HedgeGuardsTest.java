@@ -224,6 +224,47 @@ class HedgeGuardsTest {
   }
 
   @Test
+  void interceptorHoldingALockAcrossProceed_doesNotDeadlockTheCallerWithTheHedge() throws Exception {
+    ReentrantLock lock = new ReentrantLock();
+    // Runs before the balancing interceptor, so each copy passes it again: the first copy on the
+    // caller's thread (which holds the lock already), the hedge on a hedge thread (which blocks).
+    Interceptor before = chain -> {
+      lock.lock();
+      try {
+        return chain.proceed(chain.request());
+      } finally {
+        lock.unlock();
+      }
+    };
+    AtomicInteger seen = new AtomicInteger();
+    Backends b = closer.add(Backends.start(3, i -> request -> {
+      if (seen.getAndIncrement() > 0) {
+        return Backends.ok("s" + i); // the retry, on the third target
+      }
+      fireHedge();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (!lock.hasQueuedThreads() && System.nanoTime() < deadline) {
+        Thread.onSpinWait();
+      }
+      assertThat(lock.hasQueuedThreads()).as("the hedge waits for the caller's lock").isTrue();
+      return new MockResponse.Builder().code(503).body("down").build();
+    }));
+    LoadBalancer lb = balancer(b);
+    OkHttpClient client = client(b, before, interceptor(lb).build(), null);
+
+    try (Response response = callAsync(client).get(5, TimeUnit.SECONDS)) {
+      // The hedge never got past the lock, so the caller did not wait for it: it retried.
+      assertThat(response.code()).isEqualTo(200);
+      assertThat(response.body().string()).startsWith("s");
+    }
+
+    assertThat(hedges("sent")).isEqualTo(1.0);
+    assertThat(hedges("won")).isZero();
+    assertThat(b.totalRequests()).isEqualTo(2); // the first copy and the retry; the hedge was cancelled before it left
+    eventually("every pick completed", () -> noneInFlight(lb));
+  }
+
+  @Test
   void runtimeExceptionOnTheHedge_isLogged_andTheFirstCopyAnswers() throws Exception {
     List<LogRecord> warnings = logged(Level.WARNING);
     CountDownLatch hedgeThrew = new CountDownLatch(1);
