@@ -355,4 +355,73 @@ class HedgeGuardsTest {
     assertThat(warnings.get(0).getMessage()).isEqualTo("hedge of a call to orders failed with a non-I/O exception");
     assertThat(warnings.get(0).getThrown()).isSameAs(bug);
   }
+
+  @Test
+  void bothCopiesAnsweringAtOnce_oneResponseReturned_theOtherClosedAndReleased() throws Exception {
+    // Each copy, once its response is in hand, waits for the other's: both responses exist before
+    // either copy's outcome reaches the race.
+    CyclicBarrier bothAnswered = new CyclicBarrier(2);
+    Backends b = closer.add(Backends.start(2, i -> request -> {
+      fireHedge(); // the first copy's arrival sends the hedge; the hedge's finds none held
+      return Backends.ok("s" + i);
+    }));
+    LoadBalancer lb = balancer(b);
+    Interceptor after = chain -> {
+      Response response = chain.proceed(chain.request());
+      try {
+        bothAnswered.await(5, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        response.close();
+        throw new IOException("the other copy did not answer", e);
+      }
+      return response;
+    };
+    OkHttpClient client = client(b, null, interceptor(lb).build(), after);
+
+    int servedBy;
+    try (Response response = callAsync(client).get(5, TimeUnit.SECONDS)) {
+      assertThat(response.code()).isEqualTo(200);
+      servedBy = server(b, response);
+      assertThat(response.body().string()).isEqualTo("s" + servedBy);
+    }
+
+    assertThat(b.requests(0)).isEqualTo(1);
+    assertThat(b.requests(1)).isEqualTo(1);
+    assertThat(hedges("sent")).isEqualTo(1.0);
+    eventually("both picks completed", () -> noneInFlight(lb));
+    assertThat(attempts(b, servedBy, "success")).isEqualTo(1);
+    assertThat(attempts(b, 1 - servedBy, "cancelled")).isEqualTo(1); // superseded: released, no failure
+    assertThat(attempts(b, 0, "failure") + attempts(b, 1, "failure")).isZero();
+    eventually("no connection in use",
+        () -> client.connectionPool().connectionCount() == client.connectionPool().idleConnectionCount());
+    assertThat(registry.find("fairway.leaked.responses").counter()).isNull();
+  }
+
+  @Test
+  void hedgePoolAtCapacity_noHedgeIsSent_theFirstCopyAnswers() throws Exception {
+    ThreadPoolExecutor full = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new SynchronousQueue<>());
+    CountDownLatch release = new CountDownLatch(1);
+    closer.add(full::shutdownNow);
+    closer.add(release::countDown);
+    full.execute(() -> await(release, "the test ended"));
+    Backends b = closer.add(Backends.start(2, i -> request -> {
+      fireHedge();
+      return Backends.ok("first");
+    }));
+    LoadBalancer lb = balancer(b);
+    OkHttpClient client = client(b, null, LoadBalancingInterceptor.builder().service("orders", lb)
+        .hedgeScheduler(held, full).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build(), null);
+
+    for (int i = 0; i < 2; i++) {
+      try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+        assertThat(response.body().string()).isEqualTo("first");
+      }
+    }
+
+    assertThat(b.totalRequests()).isEqualTo(2);
+    assertThat(hedges("sent")).isZero();
+    assertThat(hedges("budget_exhausted")).isZero();
+    assertThat(full.getCompletedTaskCount()).isZero();
+    eventually("every pick completed", () -> noneInFlight(lb));
+  }
 }
