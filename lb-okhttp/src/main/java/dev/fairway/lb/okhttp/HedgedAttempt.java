@@ -6,9 +6,7 @@ import dev.fairway.lb.internal.FailureKind;
 import dev.fairway.lb.internal.Failures;
 import java.io.IOException;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import okhttp3.Call;
 import okhttp3.EventListener;
 import okhttp3.Interceptor;
@@ -79,9 +77,13 @@ final class HedgedAttempt extends EventListener implements Runnable {
   private final Attempt first;
   private final Call firstLeg;
 
-  private final ReentrantLock lock = new ReentrantLock();
-  private final Condition changed = lock.newCondition();
-  private volatile int hedge = PENDING; // written under lock; read without it by the timer
+  private static final AtomicIntegerFieldUpdater<HedgedAttempt> HEDGE =
+      AtomicIntegerFieldUpdater.newUpdater(HedgedAttempt.class, "hedge");
+
+  // The hedge's state changes by compare-and-set only: a call that needs no hedge closes it with
+  // one CAS and never takes the monitor. The fields below "guarded by this" are the race's, used
+  // once a hedge may be on its way (SENDING or SENT); the monitor costs no allocation.
+  private volatile int hedge = PENDING;
 
   // The timer's entry for this race (see HedgeTimer): written by the arming thread before it
   // publishes the race, then by the timer thread only.
@@ -90,15 +92,15 @@ final class HedgedAttempt extends EventListener implements Runnable {
   @Nullable HedgedAttempt timerDisarmedNext;
   int timerIndex = -1;
   volatile boolean timerQueued;
-  private int winner = NONE; // guarded by lock
-  private boolean finished; // guarded by lock: the caller has its outcome
-  private boolean hedgeEntered; // guarded by lock: the hedge passed the interceptors before this one
-  // Guarded by lock: the race cancelled that leg (the other won, or the caller stopped waiting)
+  private int winner = NONE; // guarded by this
+  private boolean finished; // guarded by this: the caller has its outcome
+  private boolean hedgeEntered; // guarded by this: the hedge passed the interceptors before this one
+  // Guarded by this: the race cancelled that leg (the other won, or the caller stopped waiting)
   // before its outcome was posted. Only such a leg's failure may be the cancel's own doing.
   private boolean firstCancelledByRace;
   private boolean secondCancelledByRace;
-  private @Nullable Outcome firstOutcome; // guarded by lock
-  private @Nullable Outcome secondOutcome; // guarded by lock
+  private @Nullable Outcome firstOutcome; // guarded by this
+  private @Nullable Outcome secondOutcome; // guarded by this
   private volatile @Nullable Call secondLeg;
   private volatile @Nullable Target secondTarget;
   private @Nullable Attempt chosen;
@@ -142,16 +144,25 @@ final class HedgedAttempt extends EventListener implements Runnable {
     }
     hedger.scheduler.arm(this, delayNanos);
     Outcome f = execute(firstLeg, first, hedger.ticker.getAsLong());
+    if (HEDGE.compareAndSet(this, PENDING, CLOSED)) { // answered before the timer fired: no race at all
+      hedger.scheduler.disarm(this);
+      chosen = f.attempt;
+      return unwrap(f, null);
+    }
     Outcome other = null;
     Outcome result = f;
     boolean cancelSecond = false;
     boolean otherCancelledByRace = false;
     boolean hedgeWon = false;
-    lock.lock();
-    try {
+    boolean interrupted = false;
+    boolean firstCancelled = false;
+    Outcome late = null;
+    synchronized (this) {
       firstOutcome = f;
-      if (hedge != SENT) {
-        hedge = CLOSED; // too late for a hedge: the loop decides on this outcome alone
+      if (close()) { // the hedge was still being picked: too late, the loop decides on this outcome alone
+        finished = true;
+        result = f;
+      } else if (hedge != SENT) { // closed: no hedge was sent
         finished = true;
         result = f;
       } else {
@@ -163,15 +174,23 @@ final class HedgedAttempt extends EventListener implements Runnable {
         // a lock this thread holds across proceed() (it is inside that interceptor's proceed).
         // Past this interceptor it needs nothing of this thread, and its own OkHttp timeouts (and
         // the caller's cancel) bound the wait, as they bound an unhedged call's.
-        while (winner == NONE && secondOutcome == null && hedgeEntered) {
-          changed.await(10, TimeUnit.MILLISECONDS);
-          if (call.isCanceled()) {
-            cancelLegs();
+        try {
+          while (winner == NONE && secondOutcome == null && hedgeEntered) {
+            wait(10);
+            if (call.isCanceled()) {
+              cancelLegs();
+            }
           }
+        } catch (InterruptedException e) {
+          interrupted = true;
         }
-        finished = true;
+        finished = true; // a hedge outcome arriving from now on is settled by the hedge's thread
         Outcome s = secondOutcome;
-        if (winner == FIRST || s == null) {
+        if (interrupted) {
+          secondCancelledByRace = s == null;
+          firstCancelled = firstCancelledByRace;
+          late = s;
+        } else if (winner == FIRST || s == null) {
           result = f;
           other = s;
           cancelSecond = s == null;
@@ -186,25 +205,17 @@ final class HedgedAttempt extends EventListener implements Runnable {
           other = result == f ? s : f;
         }
       }
-    } catch (InterruptedException e) {
-      finished = true; // a hedge outcome arriving from now on is settled by the hedge's thread
-      Outcome s = secondOutcome;
-      secondCancelledByRace = s == null;
-      boolean firstCancelled = firstCancelledByRace;
-      lock.unlock();
+    }
+    hedger.scheduler.disarm(this);
+    if (interrupted) {
       Thread.currentThread().interrupt();
       cancelLegs();
       settleLoser(f, firstCancelled);
-      if (s != null) {
-        settleLoser(s, false);
+      if (late != null) {
+        settleLoser(late, false);
       }
       throw new java.io.InterruptedIOException("interrupted while waiting for a hedge");
-    } finally {
-      if (lock.isHeldByCurrentThread()) {
-        lock.unlock();
-      }
     }
-    hedger.scheduler.disarm(this);
     if (cancelSecond) {
       Call leg = secondLeg;
       if (leg != null) {
@@ -222,13 +233,8 @@ final class HedgedAttempt extends EventListener implements Runnable {
   }
 
   /** The hedge's copy reached this interceptor again (on the hedge's thread). */
-  void hedgeReachedTheInterceptor() {
-    lock.lock();
-    try {
-      hedgeEntered = true;
-    } finally {
-      lock.unlock();
-    }
+  synchronized void hedgeReachedTheInterceptor() {
+    hedgeEntered = true;
   }
 
   /** True while the hedge timer may still send a hedge; for the timer. */
@@ -257,14 +263,8 @@ final class HedgedAttempt extends EventListener implements Runnable {
   }
 
   private void sendHedge() {
-    lock.lock();
-    try {
-      if (hedge != PENDING) {
-        return;
-      }
-      hedge = SENDING;
-    } finally {
-      lock.unlock();
+    if (!HEDGE.compareAndSet(this, PENDING, SENDING)) {
+      return; // the first copy answered meanwhile
     }
     Pick pick = hedger.pickHedge(route, owner.affinityKey(), first.target());
     if (pick == null) {
@@ -273,8 +273,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
     }
     Call leg;
     Attempt second;
-    lock.lock();
-    try {
+    synchronized (this) { // the caller's thread may close SENDING only under the monitor: both see one order
       if (hedge != SENDING) { // the first leg answered meanwhile
         pick.release();
         return;
@@ -290,8 +289,6 @@ final class HedgedAttempt extends EventListener implements Runnable {
       secondLeg = leg;
       secondTarget = pick.target();
       hedge = SENT;
-    } finally {
-      lock.unlock();
     }
     route.metrics.hedge(CallMetrics.HEDGE_SENT);
     Hedger.RouteHedging stats = route.hedging;
@@ -308,8 +305,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
     boolean cancelFirst = false;
     boolean late;
     boolean cancelledByRace;
-    lock.lock();
-    try {
+    synchronized (this) {
       secondOutcome = s;
       late = finished;
       if (!late && winner == NONE && usable(s)) {
@@ -318,9 +314,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
         firstCancelledByRace = cancelFirst;
       }
       cancelledByRace = secondCancelledByRace;
-      changed.signalAll();
-    } finally {
-      lock.unlock();
+      notifyAll();
     }
     if (cancelFirst) {
       firstLeg.cancel();
@@ -345,14 +339,16 @@ final class HedgedAttempt extends EventListener implements Runnable {
     return true;
   }
 
-  private void close() {
-    lock.lock();
-    try {
-      if (hedge == PENDING || hedge == SENDING) {
-        hedge = CLOSED;
+  /** No hedge from now on, unless one was sent already; true if this closed it. */
+  private boolean close() {
+    for (;;) {
+      int h = hedge;
+      if (h != PENDING && h != SENDING) {
+        return false;
       }
-    } finally {
-      lock.unlock();
+      if (HEDGE.compareAndSet(this, h, CLOSED)) {
+        return true;
+      }
     }
   }
 
