@@ -227,7 +227,23 @@ class HedgingTest {
 
   @Test
   void hedgeBudget_withEveryCallSlow_allowsItsShareOfHedgeableCallsOnly() throws Exception {
-    Backends b = closer.add(Backends.start(2, i -> request -> slow(100, 200, "s" + i)));
+    // The hedge is decided on a hedge thread; a first copy answering before that thread ran (one
+    // starved of CPU for 100 ms on a loaded machine) would close the race with no decision at all.
+    // So each GET's first copy is held at its server until its call's hedge was decided (sent or
+    // refused by the budget); a hedge copy finds its decision already counted.
+    AtomicInteger getsStarted = new AtomicInteger();
+    Backends b = closer.add(Backends.start(2, i -> request -> {
+      if ("GET".equals(request.getMethod())) {
+        int calls = getsStarted.get();
+        try {
+          eventually("hedge of call " + calls + " decided",
+              () -> hedges("sent") + hedges("budget_exhausted") >= calls);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return slow(100, 200, "s" + i);
+    }));
     LoadBalancer lb = balancer(b);
     // The retry budget could pay for every hedge (10 tokens a second, clock standing still: 100);
     // the hedges' own budget is 10% of hedgeable calls and no reserve: calls 10, 20 and 30 bring
@@ -241,6 +257,7 @@ class HedgingTest {
         client.newCall(new Request.Builder().url("http://orders/x").post(RequestBody.create("x", TEXT)).build())
             .execute().close();
       }
+      getsStarted.incrementAndGet();
       getAndSettle(client, lb, i);
     }
 
