@@ -1,15 +1,13 @@
 package dev.fairway.lb.okhttp;
 
 import dev.fairway.lb.LoadReportHeader;
-import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.FailureKind;
+import dev.fairway.lb.internal.Failures;
 import java.io.IOException;
-import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import okhttp3.Call;
 import okhttp3.EventListener;
 import okhttp3.Interceptor;
@@ -48,25 +46,26 @@ final class HedgedAttempt extends EventListener implements Runnable {
   private static final int FIRST = 1;
   private static final int SECOND = 2;
 
-  /** The tag that marks a clone as a leg, and the target it goes to. */
-  record Leg(BalancedCall owner, Target target) {
+  /** The tag that marks a clone as a leg of {@code race}, and the target it goes to. */
+  record Leg(HedgedAttempt race, Target target, boolean isHedge) {
     Response proceed(Interceptor.Chain chain) throws IOException {
-      return chain.proceed(owner.rewrite(chain.request(), target));
+      if (isHedge) {
+        race.hedgeReachedTheInterceptor();
+      }
+      return chain.proceed(race.owner.rewrite(chain.request(), target));
     }
   }
 
   /** What one leg's {@code execute()} gave. */
   private static final class Outcome {
     final Attempt attempt;
-    final Call leg;
     final long startNanos;
     @Nullable Response response;
     @Nullable IOException failure;
-    @Nullable RuntimeException bug;
+    @Nullable Throwable bug; // a RuntimeException or an Error: a bug, not the target's fault
 
-    Outcome(Attempt attempt, Call leg, long startNanos) {
+    Outcome(Attempt attempt, long startNanos) {
       this.attempt = attempt;
-      this.leg = leg;
       this.startNanos = startNanos;
     }
   }
@@ -79,13 +78,30 @@ final class HedgedAttempt extends EventListener implements Runnable {
   private final Attempt first;
   private final Call firstLeg;
 
-  private final ReentrantLock lock = new ReentrantLock();
-  private final Condition changed = lock.newCondition();
-  private int hedge = PENDING; // guarded by lock
-  private int winner = NONE; // guarded by lock
-  private boolean finished; // guarded by lock: the caller has its outcome
-  private @Nullable Outcome firstOutcome; // guarded by lock
-  private @Nullable Outcome secondOutcome; // guarded by lock
+  private static final AtomicIntegerFieldUpdater<HedgedAttempt> HEDGE =
+      AtomicIntegerFieldUpdater.newUpdater(HedgedAttempt.class, "hedge");
+
+  // The hedge's state changes by compare-and-set only: a call that needs no hedge closes it with
+  // one CAS and never takes the monitor. The fields below "guarded by this" are the race's, used
+  // once a hedge may be on its way (SENDING or SENT); the monitor costs no allocation.
+  private volatile int hedge = PENDING;
+
+  // The timer's entry for this race (see HedgeTimer): written by the arming thread before it
+  // publishes the race, then by the timer thread only.
+  long timerDeadline;
+  @Nullable HedgedAttempt timerNext;
+  @Nullable HedgedAttempt timerDisarmedNext;
+  int timerIndex = -1;
+  volatile boolean timerQueued;
+  private int winner = NONE; // guarded by this
+  private boolean finished; // guarded by this: the caller has its outcome
+  private boolean hedgeEntered; // guarded by this: the hedge passed the interceptors before this one
+  // Guarded by this: the race cancelled that leg (the other won, or the caller stopped waiting)
+  // before its outcome was posted. Only such a leg's failure may be the cancel's own doing.
+  private boolean firstCancelledByRace;
+  private boolean secondCancelledByRace;
+  private @Nullable Outcome firstOutcome; // guarded by this
+  private @Nullable Outcome secondOutcome; // guarded by this
   private volatile @Nullable Call secondLeg;
   private volatile @Nullable Target secondTarget;
   private @Nullable Attempt chosen;
@@ -97,12 +113,12 @@ final class HedgedAttempt extends EventListener implements Runnable {
     this.hedger = hedger;
     this.delayNanos = delayNanos;
     this.first = first;
-    this.firstLeg = leg(first.target());
+    this.firstLeg = leg(first.target(), false);
   }
 
-  private Call leg(Target target) {
+  private Call leg(Target target, boolean isHedge) {
     Call leg = call.clone();
-    Leg tag = new Leg(owner, target);
+    Leg tag = new Leg(this, target, isHedge);
     leg.tag(Leg.class, () -> tag);
     return leg;
   }
@@ -127,61 +143,80 @@ final class HedgedAttempt extends EventListener implements Runnable {
     if (call.isCanceled()) {
       firstLeg.cancel();
     }
-    Runnable cancelTimer = hedger.scheduler.schedule(this, delayNanos);
+    hedger.scheduler.arm(this, delayNanos);
     Outcome f = execute(firstLeg, first, hedger.ticker.getAsLong());
+    if (HEDGE.compareAndSet(this, PENDING, CLOSED)) { // answered before the timer fired: no race at all
+      hedger.scheduler.disarm(this);
+      chosen = f.attempt;
+      return unwrap(f, null);
+    }
     Outcome other = null;
     Outcome result = f;
     boolean cancelSecond = false;
+    boolean otherCancelledByRace = false;
     boolean hedgeWon = false;
-    lock.lock();
-    try {
+    boolean interrupted = false;
+    boolean firstCancelled = false;
+    Outcome late = null;
+    synchronized (this) {
       firstOutcome = f;
-      if (hedge != SENT) {
-        hedge = CLOSED; // too late for a hedge: the loop decides on this outcome alone
+      if (close()) { // the hedge was still being picked: too late, the loop decides on this outcome alone
+        finished = true;
+        result = f;
+      } else if (hedge != SENT) { // closed: no hedge was sent
         finished = true;
         result = f;
       } else {
         if (winner == NONE && usable(f)) {
           winner = FIRST;
         }
-        while (winner == NONE && secondOutcome == null) {
-          changed.await(10, TimeUnit.MILLISECONDS);
-          if (call.isCanceled()) {
-            cancelLegs();
+        // Wait for the hedge only once it has come back through this interceptor: until then it
+        // runs the application interceptors added before this one, and one of those may wait for
+        // a lock this thread holds across proceed() (it is inside that interceptor's proceed).
+        // Past this interceptor it needs nothing of this thread, and its own OkHttp timeouts (and
+        // the caller's cancel) bound the wait, as they bound an unhedged call's.
+        try {
+          while (winner == NONE && secondOutcome == null && hedgeEntered) {
+            wait(10);
+            if (call.isCanceled()) {
+              cancelLegs();
+            }
           }
+        } catch (InterruptedException e) {
+          interrupted = true;
         }
-        finished = true;
+        finished = true; // a hedge outcome arriving from now on is settled by the hedge's thread
         Outcome s = secondOutcome;
-        if (winner == FIRST || s == null) {
+        if (interrupted) {
+          secondCancelledByRace = s == null;
+          firstCancelled = firstCancelledByRace;
+          late = s;
+        } else if (winner == FIRST || s == null) {
           result = f;
           other = s;
           cancelSecond = s == null;
+          secondCancelledByRace = cancelSecond;
         } else if (winner == SECOND) {
           result = s;
           other = f;
+          otherCancelledByRace = firstCancelledByRace;
           hedgeWon = true;
         } else { // both legs failed: a response is worth more to the caller than an exception
           result = f.response != null || s.response == null ? f : s;
           other = result == f ? s : f;
         }
       }
-    } catch (InterruptedException e) {
-      finished = true; // a hedge outcome arriving from now on is settled by the hedge's thread
-      Outcome s = secondOutcome;
-      lock.unlock();
+    }
+    hedger.scheduler.disarm(this);
+    if (interrupted) {
       Thread.currentThread().interrupt();
       cancelLegs();
-      settleLoser(f);
-      if (s != null) {
-        settleLoser(s);
+      settleLoser(f, firstCancelled);
+      if (late != null) {
+        settleLoser(late, false);
       }
       throw new java.io.InterruptedIOException("interrupted while waiting for a hedge");
-    } finally {
-      if (lock.isHeldByCurrentThread()) {
-        lock.unlock();
-      }
     }
-    cancelTimer.run();
     if (cancelSecond) {
       Call leg = secondLeg;
       if (leg != null) {
@@ -189,13 +224,23 @@ final class HedgedAttempt extends EventListener implements Runnable {
       }
     }
     if (other != null) {
-      settleLoser(other);
+      settleLoser(other, otherCancelledByRace);
     }
     if (hedgeWon) {
       route.metrics.hedge(CallMetrics.HEDGE_WON);
     }
     chosen = result.attempt;
     return unwrap(result, other);
+  }
+
+  /** The hedge's copy reached this interceptor again (on the hedge's thread). */
+  synchronized void hedgeReachedTheInterceptor() {
+    hedgeEntered = true;
+  }
+
+  /** True while the hedge timer may still send a hedge; for the timer. */
+  boolean hedgePending() {
+    return hedge == PENDING;
   }
 
   /** The timer fired: the hedge is sent from the hedge pool, since picking and sending may block. */
@@ -212,33 +257,24 @@ final class HedgedAttempt extends EventListener implements Runnable {
   private void fire() {
     try {
       sendHedge();
-    } catch (RuntimeException e) { // a bug in a strategy or a later interceptor: no hedge, the first leg goes on
+    } catch (RuntimeException | Error e) { // a bug in a strategy or the pick: no hedge, the first leg goes on
       close();
       LOG.log(System.Logger.Level.WARNING, "hedge of a call to " + route.host + " failed", e);
     }
   }
 
   private void sendHedge() {
-    lock.lock();
-    try {
-      if (hedge != PENDING) {
-        return;
-      }
-      hedge = SENDING;
-    } finally {
-      lock.unlock();
+    if (!HEDGE.compareAndSet(this, PENDING, SENDING)) {
+      return; // the first copy answered meanwhile
     }
-    Pick pick;
-    try {
-      pick = route.loadBalancer.pick(owner.affinityKey(), Set.of(first.target()));
-    } catch (NoTargetAvailableException e) {
+    Pick pick = hedger.pickHedge(route, owner.affinityKey(), first.target());
+    if (pick == null) {
       close(); // a single target, or every other one ejected: a hedge would go nowhere
       return;
     }
     Call leg;
     Attempt second;
-    lock.lock();
-    try {
+    synchronized (this) { // the caller's thread may close SENDING only under the monitor: both see one order
       if (hedge != SENDING) { // the first leg answered meanwhile
         pick.release();
         return;
@@ -249,13 +285,11 @@ final class HedgedAttempt extends EventListener implements Runnable {
         route.metrics.hedge(CallMetrics.HEDGE_BUDGET_EXHAUSTED);
         return;
       }
-      leg = leg(pick.target());
-      second = new Attempt(pick, leg, route);
+      leg = leg(pick.target(), true);
+      second = new Attempt(pick, call, route); // cancelled (released) when the caller's call is, as the first
       secondLeg = leg;
       secondTarget = pick.target();
       hedge = SENT;
-    } finally {
-      lock.unlock();
     }
     route.metrics.hedge(CallMetrics.HEDGE_SENT);
     Hedger.RouteHedging stats = route.hedging;
@@ -266,25 +300,28 @@ final class HedgedAttempt extends EventListener implements Runnable {
       leg.cancel();
     }
     Outcome s = execute(leg, second, hedger.ticker.getAsLong());
+    if (s.bug != null) { // a bug in a later interceptor: the caller never sees this one, so say it here
+      LOG.log(System.Logger.Level.WARNING, "hedge of a call to " + route.host + " failed with a non-I/O exception", s.bug);
+    }
     boolean cancelFirst = false;
     boolean late;
-    lock.lock();
-    try {
+    boolean cancelledByRace;
+    synchronized (this) {
       secondOutcome = s;
       late = finished;
       if (!late && winner == NONE && usable(s)) {
         winner = SECOND;
         cancelFirst = firstOutcome == null;
+        firstCancelledByRace = cancelFirst;
       }
-      changed.signalAll();
-    } finally {
-      lock.unlock();
+      cancelledByRace = secondCancelledByRace;
+      notifyAll();
     }
     if (cancelFirst) {
       firstLeg.cancel();
     }
     if (late) {
-      settleLoser(s);
+      settleLoser(s, cancelledByRace);
     }
   }
 
@@ -303,14 +340,16 @@ final class HedgedAttempt extends EventListener implements Runnable {
     return true;
   }
 
-  private void close() {
-    lock.lock();
-    try {
-      if (hedge == PENDING || hedge == SENDING) {
-        hedge = CLOSED;
+  /** No hedge from now on, unless one was sent already; true if this closed it. */
+  private boolean close() {
+    for (;;) {
+      int h = hedge;
+      if (h != PENDING && h != SENDING) {
+        return false;
       }
-    } finally {
-      lock.unlock();
+      if (HEDGE.compareAndSet(this, h, CLOSED)) {
+        return true;
+      }
     }
   }
 
@@ -329,7 +368,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
   }
 
   private Outcome execute(Call leg, Attempt attempt, long startNanos) {
-    Outcome outcome = new Outcome(attempt, leg, startNanos);
+    Outcome outcome = new Outcome(attempt, startNanos);
     try {
       outcome.response = leg.execute();
       if (usable(outcome)) {
@@ -337,7 +376,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
       }
     } catch (IOException e) {
       outcome.failure = e;
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) { // the unhedged path lets these through too, once the pick is settled
       outcome.bug = e;
     }
     return outcome;
@@ -351,17 +390,20 @@ final class HedgedAttempt extends EventListener implements Runnable {
   private void record(Outcome outcome) {
     Hedger.RouteHedging stats = route.hedging;
     if (stats != null) {
-      stats.record(hedger.ticker.getAsLong() - outcome.startNanos);
+      hedger.recordLatency(stats, outcome.attempt.target(), hedger.ticker.getAsLong() - outcome.startNanos);
     }
   }
 
   /**
    * Completes a leg whose outcome the caller does not get: a usable response is closed and its pick
-   * released; a failure status or an I/O error is that target's failure, unless the leg was
-   * cancelled because the other won (released, and its running time counted as a response time, as
-   * Finagle counts a superseded request).
+   * released; a failure status or an I/O error is that target's failure, unless the race had
+   * cancelled the leg before its outcome came ({@code cancelledByRace}) and the failure is one a
+   * cancel causes (then released, and its running time counted as a response time, as Finagle
+   * counts a superseded request). A refused connection, a rejected certificate or a timeout is
+   * never a cancel's doing: a leg that failed so just before it was cancelled is a failure for
+   * passive health, and its short time stays out of the latency window.
    */
-  private void settleLoser(Outcome loser) {
+  private void settleLoser(Outcome loser, boolean cancelledByRace) {
     Response response = loser.response;
     if (response != null) {
       if (usable(loser)) {
@@ -374,7 +416,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
     } else if (loser.bug != null) {
       loser.attempt.abandon();
     } else {
-      if (loser.leg.isCanceled() && !call.isCanceled()) {
+      if (cancelledByRace && !call.isCanceled() && !failedOnItsOwn(loser.failure)) {
         record(loser); // cancelled because the other leg won: its response time is at least this
         loser.attempt.superseded();
       } else {
@@ -383,14 +425,24 @@ final class HedgedAttempt extends EventListener implements Runnable {
     }
   }
 
+  /** True for a failure a cancel cannot cause: the target's own, even if the leg was cancelled afterwards. */
+  private static boolean failedOnItsOwn(@Nullable IOException failure) {
+    FailureKind kind = Failures.classifyTarget(failure);
+    return kind == FailureKind.CONNECT || kind == FailureKind.CERTIFICATE || kind == FailureKind.TIMEOUT;
+  }
+
   /** The chosen outcome's response, or its failure (then both attempts are complete). */
   private Response unwrap(Outcome result, @Nullable Outcome other) throws IOException {
     if (result.response != null) {
       return result.response;
     }
-    if (result.bug != null) {
+    Throwable bug = result.bug;
+    if (bug != null) {
       result.attempt.abandon();
-      throw result.bug;
+      if (bug instanceof Error error) {
+        throw error;
+      }
+      throw (RuntimeException) bug;
     }
     IOException failure = result.failure;
     if (failure == null) {

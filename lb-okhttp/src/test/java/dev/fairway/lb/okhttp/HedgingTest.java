@@ -51,10 +51,15 @@ class HedgingTest {
   }
 
   /** Fires every hedge at once (as if the delay had passed), recording the delay asked for. */
-  private final Hedger.Scheduler immediately = (task, delayNanos) -> {
-    scheduled.add(TimeUnit.NANOSECONDS.toMillis(delayNanos));
-    task.run();
-    return () -> {};
+  private final Hedger.Scheduler immediately = new Hedger.Scheduler() {
+    @Override
+    public void arm(HedgedAttempt task, long delayNanos) {
+      scheduled.add(TimeUnit.NANOSECONDS.toMillis(delayNanos));
+      task.run();
+    }
+
+    @Override
+    public void disarm(HedgedAttempt task) {}
   };
 
   /**
@@ -64,10 +69,17 @@ class HedgingTest {
    * the test reads a correct run as wrong.
    */
   private final AtomicReference<Runnable> heldHedge = new AtomicReference<>();
-  private final Hedger.Scheduler afterFirstArrival = (task, delayNanos) -> {
-    scheduled.add(TimeUnit.NANOSECONDS.toMillis(delayNanos));
-    heldHedge.set(task);
-    return () -> heldHedge.compareAndSet(task, null);
+  private final Hedger.Scheduler afterFirstArrival = new Hedger.Scheduler() {
+    @Override
+    public void arm(HedgedAttempt task, long delayNanos) {
+      scheduled.add(TimeUnit.NANOSECONDS.toMillis(delayNanos));
+      heldHedge.set(task);
+    }
+
+    @Override
+    public void disarm(HedgedAttempt task) {
+      heldHedge.compareAndSet(task, null);
+    }
   };
 
   private final CountDownLatch hedgeArrived = new CountDownLatch(1);
@@ -215,7 +227,23 @@ class HedgingTest {
 
   @Test
   void hedgeBudget_withEveryCallSlow_allowsItsShareOfHedgeableCallsOnly() throws Exception {
-    Backends b = closer.add(Backends.start(2, i -> request -> slow(100, 200, "s" + i)));
+    // The hedge is decided on a hedge thread; a first copy answering before that thread ran (one
+    // starved of CPU for 100 ms on a loaded machine) would close the race with no decision at all.
+    // So each GET's first copy is held at its server until its call's hedge was decided (sent or
+    // refused by the budget); a hedge copy finds its decision already counted.
+    AtomicInteger getsStarted = new AtomicInteger();
+    Backends b = closer.add(Backends.start(2, i -> request -> {
+      if ("GET".equals(request.getMethod())) {
+        int calls = getsStarted.get();
+        try {
+          eventually("hedge of call " + calls + " decided",
+              () -> hedges("sent") + hedges("budget_exhausted") >= calls);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return slow(100, 200, "s" + i);
+    }));
     LoadBalancer lb = balancer(b);
     // The retry budget could pay for every hedge (10 tokens a second, clock standing still: 100);
     // the hedges' own budget is 10% of hedgeable calls and no reserve: calls 10, 20 and 30 bring
@@ -229,6 +257,7 @@ class HedgingTest {
         client.newCall(new Request.Builder().url("http://orders/x").post(RequestBody.create("x", TEXT)).build())
             .execute().close();
       }
+      getsStarted.incrementAndGet();
       getAndSettle(client, lb, i);
     }
 
@@ -440,9 +469,14 @@ class HedgingTest {
     Backends b = closer.add(Backends.named(2));
     LoadBalancer lb = balancer(b);
     java.util.concurrent.atomic.AtomicLong offset = new java.util.concurrent.atomic.AtomicLong();
-    Hedger.Scheduler never = (task, delayNanos) -> { // records the delay; the hedge never fires
-      scheduled.add(TimeUnit.NANOSECONDS.toMicros(delayNanos));
-      return () -> {};
+    Hedger.Scheduler never = new Hedger.Scheduler() { // records the delay; the hedge never fires
+      @Override
+      public void arm(HedgedAttempt task, long delayNanos) {
+        scheduled.add(TimeUnit.NANOSECONDS.toMicros(delayNanos));
+      }
+
+      @Override
+      public void disarm(HedgedAttempt task) {}
     };
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
         .ticker(() -> System.nanoTime() + offset.get()).hedgeScheduler(never, hedgePool)
