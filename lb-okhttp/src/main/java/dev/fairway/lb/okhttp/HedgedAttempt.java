@@ -4,7 +4,6 @@ import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import java.io.IOException;
-import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -229,9 +228,13 @@ final class HedgedAttempt extends EventListener implements Runnable {
     }
     Pick pick;
     try {
-      pick = route.loadBalancer.pick(owner.affinityKey(), Set.of(first.target()));
+      pick = Hedger.pickForHedge(route, owner.affinityKey(), first.target());
     } catch (NoTargetAvailableException e) {
       close(); // a single target, or every other one ejected: a hedge would go nowhere
+      return;
+    }
+    if (pick == null) {
+      close(); // every other target is busy: a hedge would displace another call (counted no_capacity)
       return;
     }
     Call leg;
@@ -350,7 +353,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
   private void record(Outcome outcome) {
     Hedger.RouteHedging stats = route.hedging;
     if (stats != null) {
-      stats.record(hedger.ticker.getAsLong() - outcome.startNanos);
+      stats.record(outcome.attempt.target(), hedger.ticker.getAsLong() - outcome.startNanos);
     }
   }
 
