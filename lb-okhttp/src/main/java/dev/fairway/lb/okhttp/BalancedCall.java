@@ -180,7 +180,7 @@ final class BalancedCall {
     long start = hedger.ticker.getAsLong();
     Response response = chain.proceed(rewrite(request, attempt.target()));
     if (!interceptor.policy.isFailure(response.code())) {
-      hedging.record(attempt.target(), hedger.ticker.getAsLong() - start);
+      hedger.recordLatency(hedging, attempt.target(), hedger.ticker.getAsLong() - start);
     }
     return response;
   }
@@ -195,7 +195,7 @@ final class BalancedCall {
     if (!hedgeable || hedger == null || hedging == null) {
       return null;
     }
-    long delay = hedging.delayNanos(attempt.target(), hedger.ticker.getAsLong()); // the first copy's target's own
+    long delay = hedger.hedgeDelayNanos(hedging, attempt.target(), hedger.ticker.getAsLong());
     return delay < 0 ? null : new HedgedAttempt(this, call, route, hedger, delay, attempt);
   }
 

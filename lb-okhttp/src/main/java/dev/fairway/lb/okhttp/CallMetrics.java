@@ -48,7 +48,7 @@ class CallMetrics implements LoadBalancerListener {
   static final String HEDGE_SENT = "sent";
   static final String HEDGE_WON = "won";
   static final String HEDGE_BUDGET_EXHAUSTED = "budget_exhausted";
-  /** No hedge: no target but the first copy's had a free worker ({@link Hedger#pickForHedge}). */
+  /** No hedge: no target but the first copy's had a free worker ({@link Hedger#pickHedge}). */
   static final String HEDGE_NO_CAPACITY = "no_capacity";
 
   long startNanos() {

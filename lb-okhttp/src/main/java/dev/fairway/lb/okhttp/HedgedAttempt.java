@@ -1,6 +1,5 @@
 package dev.fairway.lb.okhttp;
 
-import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import java.io.IOException;
@@ -79,7 +78,15 @@ final class HedgedAttempt extends EventListener implements Runnable {
 
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
-  private int hedge = PENDING; // guarded by lock
+  private volatile int hedge = PENDING; // written under lock; read without it by the timer
+
+  // The timer's entry for this race (see HedgeTimer): written by the arming thread before it
+  // publishes the race, then by the timer thread only.
+  long timerDeadline;
+  @Nullable HedgedAttempt timerNext;
+  @Nullable HedgedAttempt timerDisarmedNext;
+  int timerIndex = -1;
+  volatile boolean timerQueued;
   private int winner = NONE; // guarded by lock
   private boolean finished; // guarded by lock: the caller has its outcome
   private @Nullable Outcome firstOutcome; // guarded by lock
@@ -125,7 +132,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
     if (call.isCanceled()) {
       firstLeg.cancel();
     }
-    Runnable cancelTimer = hedger.scheduler.schedule(this, delayNanos);
+    hedger.scheduler.arm(this, delayNanos);
     Outcome f = execute(firstLeg, first, hedger.ticker.getAsLong());
     Outcome other = null;
     Outcome result = f;
@@ -179,7 +186,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
         lock.unlock();
       }
     }
-    cancelTimer.run();
+    hedger.scheduler.disarm(this);
     if (cancelSecond) {
       Call leg = secondLeg;
       if (leg != null) {
@@ -194,6 +201,11 @@ final class HedgedAttempt extends EventListener implements Runnable {
     }
     chosen = result.attempt;
     return unwrap(result, other);
+  }
+
+  /** True while the hedge timer may still send a hedge; for the timer. */
+  boolean hedgePending() {
+    return hedge == PENDING;
   }
 
   /** The timer fired: the hedge is sent from the hedge pool, since picking and sending may block. */
@@ -226,15 +238,9 @@ final class HedgedAttempt extends EventListener implements Runnable {
     } finally {
       lock.unlock();
     }
-    Pick pick;
-    try {
-      pick = Hedger.pickForHedge(route, owner.affinityKey(), first.target());
-    } catch (NoTargetAvailableException e) {
-      close(); // a single target, or every other one ejected: a hedge would go nowhere
-      return;
-    }
+    Pick pick = hedger.pickHedge(route, owner.affinityKey(), first.target());
     if (pick == null) {
-      close(); // every other target is busy: a hedge would displace another call (counted no_capacity)
+      close(); // a single target, or every other one ejected: a hedge would go nowhere
       return;
     }
     Call leg;
@@ -353,7 +359,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
   private void record(Outcome outcome) {
     Hedger.RouteHedging stats = route.hedging;
     if (stats != null) {
-      stats.record(outcome.attempt.target(), hedger.ticker.getAsLong() - outcome.startNanos);
+      hedger.recordLatency(stats, outcome.attempt.target(), hedger.ticker.getAsLong() - outcome.startNanos);
     }
   }
 

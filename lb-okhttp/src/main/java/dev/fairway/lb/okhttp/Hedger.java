@@ -7,8 +7,6 @@ import dev.fairway.lb.Target;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -26,17 +24,23 @@ import org.jspecify.annotations.Nullable;
  * since OkHttp's {@code Call.execute()} blocks until the response headers arrive. Hedges run on a
  * pool of daemon threads (at most {@value #MAX_THREADS}, idle ones end after 30 s; a hedge that
  * finds none free is not sent) rather than on the client's dispatcher, whose per-host limit (5 by
- * default) is shared with the async calls the hedges would be waiting for. The timer is one daemon
- * thread that also ends when idle. A timer task costs one scheduled-future allocation and a lock
- * on the timer's queue per hedgeable call (cancelled when the first copy answers in time).
+ * default) is shared with the async calls the hedges would be waiting for. The timer ({@link
+ * HedgeTimer}) is one daemon thread; arming it costs a hedgeable call one compare-and-set and no
+ * allocation.
  */
 final class Hedger {
   static final int MAX_THREADS = 256;
 
-  /** Runs tasks after a delay: the seam tests replace to fire hedges by hand. */
+  /**
+   * Fires races' hedge timers: {@link HedgeTimer#SHARED} in production, the seam tests replace to
+   * fire hedges by hand.
+   */
   interface Scheduler {
-    /** Runs {@code task} after {@code delayNanos}; the returned action cancels it if it has not run. */
-    Runnable schedule(Runnable task, long delayNanos);
+    /** Calls {@code race.run()} after {@code delayNanos}, unless {@link #disarm} came first. */
+    void arm(HedgedAttempt race, long delayNanos);
+
+    /** The race no longer wants its hedge (its state already says so); called at most once, after arm. */
+    void disarm(HedgedAttempt race);
   }
 
   final HedgingPolicy policy;
@@ -53,32 +57,58 @@ final class Hedger {
 
   /** With the shared timer thread and hedge pool. */
   static Hedger create(HedgingPolicy policy, LongSupplier ticker) {
-    return new Hedger(policy, Shared.SCHEDULER, Shared.POOL, ticker);
+    return new Hedger(policy, HedgeTimer.SHARED, Shared.POOL, ticker);
   }
 
   /**
-   * One timer thread and one hedge pool for every interceptor in the JVM, made on first use: an
-   * application with many clients (the lab builds dozens) then holds at most {@value #MAX_THREADS}
-   * hedge threads in all, and none once it is idle. An interceptor has no close, so nothing of its
-   * own could stop them.
+   * One hedge pool for every interceptor in the JVM, made on first use: an application with many
+   * clients (the lab builds dozens) then holds at most {@value #MAX_THREADS} hedge threads in all,
+   * and none once it is idle. An interceptor has no close, so nothing of its own could stop them.
    */
   private static final class Shared {
     static final ThreadPoolExecutor POOL = new ThreadPoolExecutor(
         0, MAX_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), daemon("fairway-hedge-"));
-    static final Scheduler SCHEDULER;
-
-    static {
-      ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemon("fairway-hedge-timer"));
-      timer.setRemoveOnCancelPolicy(true); // most timers are cancelled: the first copy answered in time
-      timer.setKeepAliveTime(10, TimeUnit.SECONDS);
-      timer.allowCoreThreadTimeOut(true);
-      SCHEDULER = (task, delayNanos) -> {
-        ScheduledFuture<?> future = timer.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
-        return () -> future.cancel(false);
-      };
-    }
 
     private Shared() {}
+  }
+
+  // The three decisions of hedging, each made in one place only: when a call's hedge is due, where
+  // it goes, and which response times the delay learns from.
+
+  /**
+   * The delay before a hedge of a call whose first copy goes to {@code first}, starting at {@code
+   * nowNanos}; -1 for no hedge (the delay is not known yet). Called once per hedgeable call, on the
+   * caller's thread, before the first copy is sent.
+   */
+  long hedgeDelayNanos(RouteHedging hedging, Target first, long nowNanos) {
+    return hedging.delayNanos(first, nowNanos); // the percentile of the first copy's own target
+  }
+
+  /**
+   * The target of a hedge whose timer fired, or null to send none: a single target, every other one
+   * ejected, or every other one known to be busy ({@link LoadBalancer#pickWithFreeWorker}; counted
+   * as {@code fairway.hedges{result=no_capacity}}: a hedge there would queue behind, or displace,
+   * another call, so at saturation hedging turns itself down). Called on a hedge thread, at most
+   * once per call; the pick is the hedge's from then on.
+   */
+  @Nullable Pick pickHedge(ServiceRoute route, @Nullable String affinityKey, Target first) {
+    try {
+      Pick pick = route.loadBalancer.pickWithFreeWorker(affinityKey, Set.of(first));
+      if (pick == null) {
+        route.metrics.hedge(CallMetrics.HEDGE_NO_CAPACITY);
+      }
+      return pick;
+    } catch (NoTargetAvailableException e) {
+      return null;
+    }
+  }
+
+  /**
+   * A response time of one copy sent to {@code target} (time to the headers of a usable response,
+   * or the running time of a copy cancelled because the other won), for the percentile delay.
+   */
+  void recordLatency(RouteHedging hedging, Target target, long nanos) {
+    hedging.record(target, nanos);
   }
 
   /** The hedging state of one service. */
@@ -87,24 +117,6 @@ final class Hedger {
     return new RouteHedging(Double.isNaN(p) ? null : new LatencyWindow(p, ticker.getAsLong()), p, ticker,
         policy.fixedDelayNanos(), new RecentCounts(ticker),
         new RetryBudget(policy.percentCanHedge(), policy.minHedgesPerSecond(), ticker));
-  }
-
-  /**
-   * The pick for the hedge of a call whose first copy went to {@code first}: a target other than
-   * {@code first} that may have a worker free ({@link LoadBalancer#pickWithFreeWorker}), or null
-   * when every other target is known to be busy, counted as {@code
-   * fairway.hedges{result=no_capacity}}: a hedge there would queue behind, or displace, another
-   * call. So at saturation hedging turns itself down.
-   *
-   * @throws NoTargetAvailableException when there is no other target at all
-   */
-  static @Nullable Pick pickForHedge(ServiceRoute route, @Nullable String affinityKey, Target first)
-      throws NoTargetAvailableException {
-    Pick pick = route.loadBalancer.pickWithFreeWorker(affinityKey, Set.of(first));
-    if (pick == null) {
-      route.metrics.hedge(CallMetrics.HEDGE_NO_CAPACITY);
-    }
-    return pick;
   }
 
   private static ThreadFactory daemon(String prefix) {

@@ -51,10 +51,15 @@ class HedgingTest {
   }
 
   /** Fires every hedge at once (as if the delay had passed), recording the delay asked for. */
-  private final Hedger.Scheduler immediately = (task, delayNanos) -> {
-    scheduled.add(TimeUnit.NANOSECONDS.toMillis(delayNanos));
-    task.run();
-    return () -> {};
+  private final Hedger.Scheduler immediately = new Hedger.Scheduler() {
+    @Override
+    public void arm(HedgedAttempt task, long delayNanos) {
+      scheduled.add(TimeUnit.NANOSECONDS.toMillis(delayNanos));
+      task.run();
+    }
+
+    @Override
+    public void disarm(HedgedAttempt task) {}
   };
 
   /**
@@ -64,10 +69,17 @@ class HedgingTest {
    * the test reads a correct run as wrong.
    */
   private final AtomicReference<Runnable> heldHedge = new AtomicReference<>();
-  private final Hedger.Scheduler afterFirstArrival = (task, delayNanos) -> {
-    scheduled.add(TimeUnit.NANOSECONDS.toMillis(delayNanos));
-    heldHedge.set(task);
-    return () -> heldHedge.compareAndSet(task, null);
+  private final Hedger.Scheduler afterFirstArrival = new Hedger.Scheduler() {
+    @Override
+    public void arm(HedgedAttempt task, long delayNanos) {
+      scheduled.add(TimeUnit.NANOSECONDS.toMillis(delayNanos));
+      heldHedge.set(task);
+    }
+
+    @Override
+    public void disarm(HedgedAttempt task) {
+      heldHedge.compareAndSet(task, null);
+    }
   };
 
   private final CountDownLatch hedgeArrived = new CountDownLatch(1);
@@ -440,9 +452,14 @@ class HedgingTest {
     Backends b = closer.add(Backends.named(2));
     LoadBalancer lb = balancer(b);
     java.util.concurrent.atomic.AtomicLong offset = new java.util.concurrent.atomic.AtomicLong();
-    Hedger.Scheduler never = (task, delayNanos) -> { // records the delay; the hedge never fires
-      scheduled.add(TimeUnit.NANOSECONDS.toMicros(delayNanos));
-      return () -> {};
+    Hedger.Scheduler never = new Hedger.Scheduler() { // records the delay; the hedge never fires
+      @Override
+      public void arm(HedgedAttempt task, long delayNanos) {
+        scheduled.add(TimeUnit.NANOSECONDS.toMicros(delayNanos));
+      }
+
+      @Override
+      public void disarm(HedgedAttempt task) {}
     };
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
         .ticker(() -> System.nanoTime() + offset.get()).hedgeScheduler(never, hedgePool)

@@ -1,0 +1,250 @@
+package dev.fairway.lb.okhttp;
+
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The hedge timer of every interceptor in the JVM: one daemon thread that fires each race's hedge
+ * when its delay has passed, unless the race disarmed it first. Most timers are disarmed (the first
+ * copy answered in time), so arming and disarming are what must be cheap: arming is one
+ * compare-and-set on a stack of new timers, with no object allocated (the race is its own timer
+ * entry) and no wake-up of the timer thread while it is active; disarming a timer the thread has
+ * not taken in yet is nothing at all (the race's state already says "no hedge"), and one more
+ * compare-and-set otherwise, so that a disarmed timer leaves the thread's queue within a tick.
+ *
+ * <p>While timers come, the thread wakes every {@link #TICK_NANOS} (1 ms, the shortest hedge
+ * delay), takes in the new ones and fires those due: a hedge goes out at most about a tick after
+ * its delay, later only when the thread waits for a CPU. After {@link #IDLE_NANOS} without a new
+ * timer it parks until the next one arrives (the only arm that costs a wake-up).
+ *
+ * <p>The queue (a binary heap by deadline, each entry knowing its index) is touched by the timer
+ * thread only. Thread-safe.
+ */
+final class HedgeTimer implements Hedger.Scheduler {
+  private static final System.Logger LOG = System.getLogger(LoadBalancingInterceptor.class.getName());
+
+  static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+  static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+  /** The one timer, its thread started on first use. */
+  static final HedgeTimer SHARED = new HedgeTimer("fairway-hedge-timer", System::nanoTime);
+
+  private final @Nullable String threadName; // null: no thread, tests call runDue by hand
+  private final LongSupplier ticker;
+  private final AtomicReference<@Nullable HedgedAttempt> arrived = new AtomicReference<>(); // a stack, linked by timerNext
+  private final AtomicReference<@Nullable HedgedAttempt> disarmed = new AtomicReference<>(); // linked by timerDisarmedNext
+  private volatile @Nullable Thread thread;
+  private volatile boolean parked; // the thread parks without a deadline: an arm must wake it
+
+  // Owned by the timer thread.
+  private HedgedAttempt[] heap = new HedgedAttempt[64];
+  private int size;
+
+  HedgeTimer(@Nullable String threadName, LongSupplier ticker) {
+    this.threadName = threadName;
+    this.ticker = ticker;
+  }
+
+  @Override
+  public void arm(HedgedAttempt race, long delayNanos) {
+    race.timerDeadline = ticker.getAsLong() + delayNanos;
+    HedgedAttempt head;
+    do {
+      head = arrived.get();
+      race.timerNext = head;
+    } while (!arrived.compareAndSet(head, race));
+    Thread t = thread;
+    if (t == null) {
+      if (threadName != null) {
+        start();
+      }
+    } else if (parked) {
+      LockSupport.unpark(t);
+    }
+  }
+
+  @Override
+  public void disarm(HedgedAttempt race) {
+    // The race closed its state before calling this, and the timer thread marks an entry queued
+    // before it reads that state: one of the two sees the other, so a queued entry is never missed.
+    if (race.timerQueued) {
+      HedgedAttempt head;
+      do {
+        head = disarmed.get();
+        race.timerDisarmedNext = head;
+      } while (!disarmed.compareAndSet(head, race));
+    }
+  }
+
+  private synchronized void start() {
+    if (thread == null && threadName != null) {
+      Thread t = new Thread(this::loop, threadName);
+      t.setDaemon(true);
+      thread = t;
+      t.start();
+    }
+  }
+
+  private void loop() {
+    long lastArrival = ticker.getAsLong();
+    for (;;) {
+      long now = ticker.getAsLong();
+      if (runDue(now)) {
+        lastArrival = now;
+      }
+      if (size == 0 && arrived.get() == null && now - lastArrival >= IDLE_NANOS) {
+        parked = true;
+        if (arrived.get() == null) { // an arm that saw parked == false has pushed before this read
+          LockSupport.park(this);
+        }
+        parked = false;
+        lastArrival = ticker.getAsLong();
+        continue;
+      }
+      LockSupport.parkNanos(this, nextWaitNanos(now));
+    }
+  }
+
+  /**
+   * One pass of the timer thread at {@code now}: takes in new and disarmed timers and fires those
+   * due. True if new timers had arrived. Tests call it by hand on a timer without a thread.
+   */
+  boolean runDue(long now) {
+    boolean any = takeArrivals();
+    takeDisarmed();
+    while (size > 0 && heap[0].timerDeadline - now <= 0) {
+      fire(poll());
+    }
+    return any;
+  }
+
+  /** How long the thread may sleep after a pass at {@code now}: until the next deadline, at most a tick. */
+  long nextWaitNanos(long now) {
+    return size > 0 ? Math.max(0, Math.min(TICK_NANOS, heap[0].timerDeadline - now)) : TICK_NANOS;
+  }
+
+  /** Moves new timers into the heap, dropping those disarmed meanwhile; true if there were any. */
+  private boolean takeArrivals() {
+    HedgedAttempt race = arrived.getAndSet(null);
+    boolean any = race != null;
+    while (race != null) {
+      HedgedAttempt next = race.timerNext;
+      race.timerNext = null;
+      race.timerQueued = true;
+      if (race.hedgePending()) {
+        add(race);
+      } else {
+        race.timerQueued = false;
+      }
+      race = next;
+    }
+    return any;
+  }
+
+  private void takeDisarmed() {
+    HedgedAttempt race = disarmed.getAndSet(null);
+    while (race != null) {
+      HedgedAttempt next = race.timerDisarmedNext;
+      race.timerDisarmedNext = null;
+      if (race.timerIndex >= 0) {
+        remove(race.timerIndex);
+      }
+      race = next;
+    }
+  }
+
+  private static void fire(HedgedAttempt race) {
+    if (!race.hedgePending()) {
+      return;
+    }
+    try {
+      race.run();
+    } catch (Throwable t) { // the timer must outlive whatever one race does
+      LOG.log(System.Logger.Level.WARNING, "hedge timer task failed", t);
+    }
+  }
+
+  private void add(HedgedAttempt race) {
+    if (size == heap.length) {
+      heap = Arrays.copyOf(heap, size * 2);
+    }
+    int i = size++;
+    heap[i] = race;
+    race.timerIndex = i;
+    siftUp(i);
+  }
+
+  private HedgedAttempt poll() {
+    HedgedAttempt first = heap[0];
+    remove(0);
+    return first;
+  }
+
+  private void remove(int i) {
+    HedgedAttempt removed = heap[i];
+    removed.timerIndex = -1;
+    removed.timerQueued = false;
+    int last = --size;
+    if (i != last) {
+      HedgedAttempt moved = heap[last];
+      heap[i] = moved;
+      moved.timerIndex = i;
+      heap[last] = null;
+      siftDown(i);
+      if (heap[i] == moved) {
+        siftUp(i);
+      }
+    } else {
+      heap[last] = null;
+    }
+    if (heap.length > 64 && size < heap.length / 4) {
+      heap = Arrays.copyOf(heap, heap.length / 2); // a burst's queue does not stay allocated
+    }
+  }
+
+  private void siftUp(int i) {
+    HedgedAttempt race = heap[i];
+    while (i > 0) {
+      int parent = (i - 1) >>> 1;
+      HedgedAttempt p = heap[parent];
+      if (p.timerDeadline - race.timerDeadline <= 0) {
+        break;
+      }
+      heap[i] = p;
+      p.timerIndex = i;
+      i = parent;
+    }
+    heap[i] = race;
+    race.timerIndex = i;
+  }
+
+  private void siftDown(int i) {
+    HedgedAttempt race = heap[i];
+    int half = size >>> 1;
+    while (i < half) {
+      int child = 2 * i + 1;
+      int right = child + 1;
+      if (right < size && heap[right].timerDeadline - heap[child].timerDeadline < 0) {
+        child = right;
+      }
+      HedgedAttempt c = heap[child];
+      if (race.timerDeadline - c.timerDeadline <= 0) {
+        break;
+      }
+      heap[i] = c;
+      c.timerIndex = i;
+      i = child;
+    }
+    heap[i] = race;
+    race.timerIndex = i;
+  }
+
+  /** Timers in the queue; for tests of a timer without a thread. */
+  int queued() {
+    return size;
+  }
+}
