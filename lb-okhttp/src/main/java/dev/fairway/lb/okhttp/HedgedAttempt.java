@@ -2,6 +2,8 @@ package dev.fairway.lb.okhttp;
 
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.FailureKind;
+import dev.fairway.lb.internal.Failures;
 import java.io.IOException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -93,6 +95,10 @@ final class HedgedAttempt extends EventListener implements Runnable {
   private int winner = NONE; // guarded by lock
   private boolean finished; // guarded by lock: the caller has its outcome
   private boolean hedgeEntered; // guarded by lock: the hedge passed the interceptors before this one
+  // Guarded by lock: the race cancelled that leg (the other won, or the caller stopped waiting)
+  // before its outcome was posted. Only such a leg's failure may be the cancel's own doing.
+  private boolean firstCancelledByRace;
+  private boolean secondCancelledByRace;
   private @Nullable Outcome firstOutcome; // guarded by lock
   private @Nullable Outcome secondOutcome; // guarded by lock
   private volatile @Nullable Call secondLeg;
@@ -141,6 +147,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
     Outcome other = null;
     Outcome result = f;
     boolean cancelSecond = false;
+    boolean otherCancelledByRace = false;
     boolean hedgeWon = false;
     lock.lock();
     try {
@@ -170,9 +177,11 @@ final class HedgedAttempt extends EventListener implements Runnable {
           result = f;
           other = s;
           cancelSecond = s == null;
+          secondCancelledByRace = cancelSecond;
         } else if (winner == SECOND) {
           result = s;
           other = f;
+          otherCancelledByRace = firstCancelledByRace;
           hedgeWon = true;
         } else { // both legs failed: a response is worth more to the caller than an exception
           result = f.response != null || s.response == null ? f : s;
@@ -182,12 +191,14 @@ final class HedgedAttempt extends EventListener implements Runnable {
     } catch (InterruptedException e) {
       finished = true; // a hedge outcome arriving from now on is settled by the hedge's thread
       Outcome s = secondOutcome;
+      secondCancelledByRace = s == null;
+      boolean firstCancelled = firstCancelledByRace;
       lock.unlock();
       Thread.currentThread().interrupt();
       cancelLegs();
-      settleLoser(f);
+      settleLoser(f, firstCancelled);
       if (s != null) {
-        settleLoser(s);
+        settleLoser(s, false);
       }
       throw new java.io.InterruptedIOException("interrupted while waiting for a hedge");
     } finally {
@@ -203,7 +214,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
       }
     }
     if (other != null) {
-      settleLoser(other);
+      settleLoser(other, otherCancelledByRace);
     }
     if (hedgeWon) {
       route.metrics.hedge(CallMetrics.HEDGE_WON);
@@ -277,7 +288,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
         return;
       }
       leg = leg(pick.target(), true);
-      second = new Attempt(pick, leg, route);
+      second = new Attempt(pick, call, route); // cancelled (released) when the caller's call is, as the first
       secondLeg = leg;
       secondTarget = pick.target();
       hedge = SENT;
@@ -298,6 +309,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
     }
     boolean cancelFirst = false;
     boolean late;
+    boolean cancelledByRace;
     lock.lock();
     try {
       secondOutcome = s;
@@ -305,7 +317,9 @@ final class HedgedAttempt extends EventListener implements Runnable {
       if (!late && winner == NONE && usable(s)) {
         winner = SECOND;
         cancelFirst = firstOutcome == null;
+        firstCancelledByRace = cancelFirst;
       }
+      cancelledByRace = secondCancelledByRace;
       changed.signalAll();
     } finally {
       lock.unlock();
@@ -314,7 +328,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
       firstLeg.cancel();
     }
     if (late) {
-      settleLoser(s);
+      settleLoser(s, cancelledByRace);
     }
   }
 
@@ -387,11 +401,14 @@ final class HedgedAttempt extends EventListener implements Runnable {
 
   /**
    * Completes a leg whose outcome the caller does not get: a usable response is closed and its pick
-   * released; a failure status or an I/O error is that target's failure, unless the leg was
-   * cancelled because the other won (released, and its running time counted as a response time, as
-   * Finagle counts a superseded request).
+   * released; a failure status or an I/O error is that target's failure, unless the race had
+   * cancelled the leg before its outcome came ({@code cancelledByRace}) and the failure is one a
+   * cancel causes (then released, and its running time counted as a response time, as Finagle
+   * counts a superseded request). A refused connection, a rejected certificate or a timeout is
+   * never a cancel's doing: a leg that failed so just before it was cancelled is a failure for
+   * passive health, and its short time stays out of the latency window.
    */
-  private void settleLoser(Outcome loser) {
+  private void settleLoser(Outcome loser, boolean cancelledByRace) {
     Response response = loser.response;
     if (response != null) {
       if (usable(loser)) {
@@ -404,13 +421,19 @@ final class HedgedAttempt extends EventListener implements Runnable {
     } else if (loser.bug != null) {
       loser.attempt.abandon();
     } else {
-      if (loser.leg.isCanceled() && !call.isCanceled()) {
+      if (cancelledByRace && !call.isCanceled() && !failedOnItsOwn(loser.failure)) {
         record(loser); // cancelled because the other leg won: its response time is at least this
         loser.attempt.superseded();
       } else {
         loser.attempt.complete(loser.failure);
       }
     }
+  }
+
+  /** True for a failure a cancel cannot cause: the target's own, even if the leg was cancelled afterwards. */
+  private static boolean failedOnItsOwn(@Nullable IOException failure) {
+    FailureKind kind = Failures.classifyTarget(failure);
+    return kind == FailureKind.CONNECT || kind == FailureKind.CERTIFICATE || kind == FailureKind.TIMEOUT;
   }
 
   /** The chosen outcome's response, or its failure (then both attempts are complete). */

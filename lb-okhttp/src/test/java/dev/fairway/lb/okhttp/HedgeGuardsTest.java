@@ -265,6 +265,66 @@ class HedgeGuardsTest {
   }
 
   @Test
+  void hedgeThatReallyFailed_thenWasCancelled_isAFailureOfItsTarget_andNoLatencySample() throws Exception {
+    CountDownLatch hedgeFailed = new CountDownLatch(1);
+    AtomicInteger sent = new AtomicInteger();
+    AtomicInteger firstServer = new AtomicInteger(-1);
+    Backends b = closer.add(Backends.start(2, i -> request -> {
+      firstServer.set(i);
+      fireHedge();
+      await(hedgeFailed, "the hedge was refused");
+      return Backends.ok("first");
+    }));
+    int deadPort;
+    try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+      deadPort = socket.getLocalPort(); // closed again: it refuses connections
+    }
+    // The hedge copy's connection is refused for real; its failure reaches this interceptor, which
+    // holds it until the race has cancelled the copy (the first copy won meanwhile).
+    Interceptor after = chain -> {
+      if (sent.getAndIncrement() != 1) {
+        return chain.proceed(chain.request());
+      }
+      Request request = chain.request();
+      try {
+        return chain.proceed(request.newBuilder().url(request.url().newBuilder().port(deadPort).build()).build());
+      } catch (IOException e) {
+        hedgeFailed.countDown();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (!chain.call().isCanceled() && System.nanoTime() < deadline) {
+          Thread.onSpinWait();
+        }
+        throw e;
+      }
+    };
+    AtomicLong now = new AtomicLong();
+    LoadBalancer lb = balancer(b);
+    LoadBalancingInterceptor lbi = LoadBalancingInterceptor.builder().service("orders", lb).ticker(now::get)
+        .hedgeScheduler(held, hedgePool).hedging(HedgingPolicy.percentile(95.0)).build();
+    Hedger.RouteHedging hedging = lbi.route("orders").hedging;
+    for (int i = 0; i < HedgingPolicy.MIN_SAMPLES; i++) {
+      hedging.record(TimeUnit.MILLISECONDS.toNanos(5));
+    }
+    now.addAndGet(TimeUnit.SECONDS.toNanos(1));
+    assertThat(hedging.delayNanos(now.get())).isPositive();
+    OkHttpClient client = client(b, null, lbi, after);
+
+    try (Response response = callAsync(client).get(5, TimeUnit.SECONDS)) {
+      assertThat(response.body().string()).isEqualTo("first");
+    }
+
+    int hedgeServer = 1 - firstServer.get();
+    assertThat(hedges("sent")).isEqualTo(1.0);
+    eventually("the hedge settled", () -> noneInFlight(lb));
+    eventually("the hedge's outcome recorded", () -> attempts(b, hedgeServer, "failure") + attempts(b, hedgeServer, "cancelled") == 1);
+    assertThat(attempts(b, hedgeServer, "failure")).as("refused: passive health hears of it").isEqualTo(1);
+    assertThat(attempts(b, hedgeServer, "cancelled")).isZero();
+    now.addAndGet(TimeUnit.SECONDS.toNanos(2)); // the window takes in what was recorded since
+    hedging.delayNanos(now.get());
+    assertThat(hedging.window.samples()).as("the first copy's time only").isEqualTo(HedgingPolicy.MIN_SAMPLES + 1);
+  }
+
+  @Test
   void runtimeExceptionOnTheHedge_isLogged_andTheFirstCopyAnswers() throws Exception {
     List<LogRecord> warnings = logged(Level.WARNING);
     CountDownLatch hedgeThrew = new CountDownLatch(1);
