@@ -2,6 +2,8 @@ package dev.fairway.lb.okhttp;
 
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.FailureKind;
+import dev.fairway.lb.internal.Failures;
 import java.io.IOException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -45,10 +47,13 @@ final class HedgedAttempt extends EventListener implements Runnable {
   private static final int FIRST = 1;
   private static final int SECOND = 2;
 
-  /** The tag that marks a clone as a leg, and the target it goes to. */
-  record Leg(BalancedCall owner, Target target) {
+  /** The tag that marks a clone as a leg of {@code race}, and the target it goes to. */
+  record Leg(HedgedAttempt race, Target target, boolean isHedge) {
     Response proceed(Interceptor.Chain chain) throws IOException {
-      return chain.proceed(owner.rewrite(chain.request(), target));
+      if (isHedge) {
+        race.hedgeReachedTheInterceptor();
+      }
+      return chain.proceed(race.owner.rewrite(chain.request(), target));
     }
   }
 
@@ -59,7 +64,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
     final long startNanos;
     @Nullable Response response;
     @Nullable IOException failure;
-    @Nullable RuntimeException bug;
+    @Nullable Throwable bug; // a RuntimeException or an Error: a bug, not the target's fault
 
     Outcome(Attempt attempt, Call leg, long startNanos) {
       this.attempt = attempt;
@@ -89,6 +94,11 @@ final class HedgedAttempt extends EventListener implements Runnable {
   volatile boolean timerQueued;
   private int winner = NONE; // guarded by lock
   private boolean finished; // guarded by lock: the caller has its outcome
+  private boolean hedgeEntered; // guarded by lock: the hedge passed the interceptors before this one
+  // Guarded by lock: the race cancelled that leg (the other won, or the caller stopped waiting)
+  // before its outcome was posted. Only such a leg's failure may be the cancel's own doing.
+  private boolean firstCancelledByRace;
+  private boolean secondCancelledByRace;
   private @Nullable Outcome firstOutcome; // guarded by lock
   private @Nullable Outcome secondOutcome; // guarded by lock
   private volatile @Nullable Call secondLeg;
@@ -102,12 +112,12 @@ final class HedgedAttempt extends EventListener implements Runnable {
     this.hedger = hedger;
     this.delayNanos = delayNanos;
     this.first = first;
-    this.firstLeg = leg(first.target());
+    this.firstLeg = leg(first.target(), false);
   }
 
-  private Call leg(Target target) {
+  private Call leg(Target target, boolean isHedge) {
     Call leg = call.clone();
-    Leg tag = new Leg(owner, target);
+    Leg tag = new Leg(this, target, isHedge);
     leg.tag(Leg.class, () -> tag);
     return leg;
   }
@@ -137,6 +147,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
     Outcome other = null;
     Outcome result = f;
     boolean cancelSecond = false;
+    boolean otherCancelledByRace = false;
     boolean hedgeWon = false;
     lock.lock();
     try {
@@ -149,7 +160,12 @@ final class HedgedAttempt extends EventListener implements Runnable {
         if (winner == NONE && usable(f)) {
           winner = FIRST;
         }
-        while (winner == NONE && secondOutcome == null) {
+        // Wait for the hedge only once it has come back through this interceptor: until then it
+        // runs the application interceptors added before this one, and one of those may wait for
+        // a lock this thread holds across proceed() (it is inside that interceptor's proceed).
+        // Past this interceptor it needs nothing of this thread, and its own OkHttp timeouts (and
+        // the caller's cancel) bound the wait, as they bound an unhedged call's.
+        while (winner == NONE && secondOutcome == null && hedgeEntered) {
           changed.await(10, TimeUnit.MILLISECONDS);
           if (call.isCanceled()) {
             cancelLegs();
@@ -161,9 +177,11 @@ final class HedgedAttempt extends EventListener implements Runnable {
           result = f;
           other = s;
           cancelSecond = s == null;
+          secondCancelledByRace = cancelSecond;
         } else if (winner == SECOND) {
           result = s;
           other = f;
+          otherCancelledByRace = firstCancelledByRace;
           hedgeWon = true;
         } else { // both legs failed: a response is worth more to the caller than an exception
           result = f.response != null || s.response == null ? f : s;
@@ -173,12 +191,14 @@ final class HedgedAttempt extends EventListener implements Runnable {
     } catch (InterruptedException e) {
       finished = true; // a hedge outcome arriving from now on is settled by the hedge's thread
       Outcome s = secondOutcome;
+      secondCancelledByRace = s == null;
+      boolean firstCancelled = firstCancelledByRace;
       lock.unlock();
       Thread.currentThread().interrupt();
       cancelLegs();
-      settleLoser(f);
+      settleLoser(f, firstCancelled);
       if (s != null) {
-        settleLoser(s);
+        settleLoser(s, false);
       }
       throw new java.io.InterruptedIOException("interrupted while waiting for a hedge");
     } finally {
@@ -194,13 +214,23 @@ final class HedgedAttempt extends EventListener implements Runnable {
       }
     }
     if (other != null) {
-      settleLoser(other);
+      settleLoser(other, otherCancelledByRace);
     }
     if (hedgeWon) {
       route.metrics.hedge(CallMetrics.HEDGE_WON);
     }
     chosen = result.attempt;
     return unwrap(result, other);
+  }
+
+  /** The hedge's copy reached this interceptor again (on the hedge's thread). */
+  void hedgeReachedTheInterceptor() {
+    lock.lock();
+    try {
+      hedgeEntered = true;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** True while the hedge timer may still send a hedge; for the timer. */
@@ -222,7 +252,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
   private void fire() {
     try {
       sendHedge();
-    } catch (RuntimeException e) { // a bug in a strategy or a later interceptor: no hedge, the first leg goes on
+    } catch (RuntimeException | Error e) { // a bug in a strategy or the pick: no hedge, the first leg goes on
       close();
       LOG.log(System.Logger.Level.WARNING, "hedge of a call to " + route.host + " failed", e);
     }
@@ -257,8 +287,8 @@ final class HedgedAttempt extends EventListener implements Runnable {
         route.metrics.hedge(CallMetrics.HEDGE_BUDGET_EXHAUSTED);
         return;
       }
-      leg = leg(pick.target());
-      second = new Attempt(pick, leg, route);
+      leg = leg(pick.target(), true);
+      second = new Attempt(pick, call, route); // cancelled (released) when the caller's call is, as the first
       secondLeg = leg;
       secondTarget = pick.target();
       hedge = SENT;
@@ -274,8 +304,12 @@ final class HedgedAttempt extends EventListener implements Runnable {
       leg.cancel();
     }
     Outcome s = execute(leg, second, hedger.ticker.getAsLong());
+    if (s.bug != null) { // a bug in a later interceptor: the caller never sees this one, so say it here
+      LOG.log(System.Logger.Level.WARNING, "hedge of a call to " + route.host + " failed with a non-I/O exception", s.bug);
+    }
     boolean cancelFirst = false;
     boolean late;
+    boolean cancelledByRace;
     lock.lock();
     try {
       secondOutcome = s;
@@ -283,7 +317,9 @@ final class HedgedAttempt extends EventListener implements Runnable {
       if (!late && winner == NONE && usable(s)) {
         winner = SECOND;
         cancelFirst = firstOutcome == null;
+        firstCancelledByRace = cancelFirst;
       }
+      cancelledByRace = secondCancelledByRace;
       changed.signalAll();
     } finally {
       lock.unlock();
@@ -292,7 +328,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
       firstLeg.cancel();
     }
     if (late) {
-      settleLoser(s);
+      settleLoser(s, cancelledByRace);
     }
   }
 
@@ -345,7 +381,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
       }
     } catch (IOException e) {
       outcome.failure = e;
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) { // the unhedged path lets these through too, once the pick is settled
       outcome.bug = e;
     }
     return outcome;
@@ -365,11 +401,14 @@ final class HedgedAttempt extends EventListener implements Runnable {
 
   /**
    * Completes a leg whose outcome the caller does not get: a usable response is closed and its pick
-   * released; a failure status or an I/O error is that target's failure, unless the leg was
-   * cancelled because the other won (released, and its running time counted as a response time, as
-   * Finagle counts a superseded request).
+   * released; a failure status or an I/O error is that target's failure, unless the race had
+   * cancelled the leg before its outcome came ({@code cancelledByRace}) and the failure is one a
+   * cancel causes (then released, and its running time counted as a response time, as Finagle
+   * counts a superseded request). A refused connection, a rejected certificate or a timeout is
+   * never a cancel's doing: a leg that failed so just before it was cancelled is a failure for
+   * passive health, and its short time stays out of the latency window.
    */
-  private void settleLoser(Outcome loser) {
+  private void settleLoser(Outcome loser, boolean cancelledByRace) {
     Response response = loser.response;
     if (response != null) {
       if (usable(loser)) {
@@ -382,7 +421,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
     } else if (loser.bug != null) {
       loser.attempt.abandon();
     } else {
-      if (loser.leg.isCanceled() && !call.isCanceled()) {
+      if (cancelledByRace && !call.isCanceled() && !failedOnItsOwn(loser.failure)) {
         record(loser); // cancelled because the other leg won: its response time is at least this
         loser.attempt.superseded();
       } else {
@@ -391,14 +430,24 @@ final class HedgedAttempt extends EventListener implements Runnable {
     }
   }
 
+  /** True for a failure a cancel cannot cause: the target's own, even if the leg was cancelled afterwards. */
+  private static boolean failedOnItsOwn(@Nullable IOException failure) {
+    FailureKind kind = Failures.classifyTarget(failure);
+    return kind == FailureKind.CONNECT || kind == FailureKind.CERTIFICATE || kind == FailureKind.TIMEOUT;
+  }
+
   /** The chosen outcome's response, or its failure (then both attempts are complete). */
   private Response unwrap(Outcome result, @Nullable Outcome other) throws IOException {
     if (result.response != null) {
       return result.response;
     }
-    if (result.bug != null) {
+    Throwable bug = result.bug;
+    if (bug != null) {
       result.attempt.abandon();
-      throw result.bug;
+      if (bug instanceof Error error) {
+        throw error;
+      }
+      throw (RuntimeException) bug;
     }
     IOException failure = result.failure;
     if (failure == null) {
