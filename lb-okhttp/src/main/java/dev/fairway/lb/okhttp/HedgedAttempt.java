@@ -60,6 +60,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
   /** What one leg's {@code execute()} gave. */
   private static final class Outcome {
     final Attempt attempt;
+    @SuppressWarnings("UnusedVariable") // merge fix (hedge-policy): hedge-guards' cad8e68 stopped reading it
     final Call leg;
     final long startNanos;
     @Nullable Response response;
