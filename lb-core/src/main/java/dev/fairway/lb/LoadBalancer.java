@@ -176,8 +176,7 @@ public final class LoadBalancer implements AutoCloseable {
    * <p>A target counts as busy when a fresh load report ({@link Pick#reportLoad}) says its calls in
    * flight from every client fill its workers; or, with no fresh report, when this balancer is the
    * only client it has seen on its targets and its own calls on it reach the concurrency it learned
-   * from earlier answers (least queueing's cold test, learned under every strategy); or when its
-   * last call failed. A target about which neither signal tells (a fleet without load reports, a
+   * from earlier answers (least queueing's cold test, learned under every strategy). A target about which neither signal tells (a fleet without load reports, a
    * target not measured yet) is not known to be busy, and may be chosen. Among the rest the
    * balancer's strategy chooses as {@link #pick(String, Set)} does. Allocates a set when some
    * target is left out: not for the pick path of every call.

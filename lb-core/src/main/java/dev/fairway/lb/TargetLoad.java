@@ -344,13 +344,11 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    *       {@link LeastQueueingStrategy#freeByOwnCount} free, else busy.
    * </ul>
    *
-   * A target whose last call failed is busy (a fast 503 is no free worker). Anything else is
-   * {@link #WORKERS_UNKNOWN}: in a fleet without load reports, or before the first answers, no count tells.
+   * Anything else is {@link #WORKERS_UNKNOWN}: in a fleet without load reports, or before the
+   * first answers, no count tells. Failures are not read here: passive health ejects a failing
+   * target, and the strategy's own choice among the targets left already weighs them.
    */
   final int freeWorker(long nowNanos, boolean alone) {
-    if (((TrackedTarget) this).consecutiveFailures != 0) {
-      return WORKERS_BUSY;
-    }
     if (reportFresh(nowNanos, REPORT_TTL_NANOS)) {
       double workers = reportedWorkers;
       if (workers > 0) {
