@@ -74,6 +74,7 @@ public class InterceptorBenchmark {
   OkHttpClient plainCanned;
   OkHttpClient balancedCanned;
   OkHttpClient hedgedCanned;
+  OkHttpClient hedgedPercentileCanned;
   Request plainRequest;
   Request balancedRequest;
 
@@ -112,12 +113,16 @@ public class InterceptorBenchmark {
     LoadBalancingInterceptor hedging = LoadBalancingInterceptor.builder().service("orders", balancer)
         .hedging(HedgingPolicy.fixedDelay(Duration.ofHours(1))).build();
     hedgedCanned = base0.newBuilder().addInterceptor(hedging).addInterceptor(canned).build();
+    LoadBalancingInterceptor percentile = LoadBalancingInterceptor.builder().service("orders", balancer)
+        .hedging(HedgingPolicy.percentile(99.9)).build();
+    hedgedPercentileCanned = base0.newBuilder().addInterceptor(percentile).addInterceptor(canned).build();
 
     plainRequest = new Request.Builder().url("http://127.0.0.1:" + port + "/hello").build();
     balancedRequest = new Request.Builder().url("http://orders/hello").build();
     for (int i = 0; i < 200; i++) {
       call(plain, plainRequest);
       call(balanced, balancedRequest);
+      call(hedgedPercentileCanned, balancedRequest); // fills the percentile windows
     }
   }
 
@@ -174,5 +179,14 @@ public class InterceptorBenchmark {
   @Benchmark
   public int hedgedNoNetwork() throws IOException {
     return call(hedgedCanned, balancedRequest);
+  }
+
+  /**
+   * As {@code hedgedNoNetwork} with a percentile delay (p99.9, at least 1 ms, far above a canned
+   * answer): every call also records its response time into the latency window(s).
+   */
+  @Benchmark
+  public int hedgedPercentileNoNetwork() throws IOException {
+    return call(hedgedPercentileCanned, balancedRequest);
   }
 }

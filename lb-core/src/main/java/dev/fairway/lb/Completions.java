@@ -12,8 +12,10 @@ import java.util.function.LongSupplier;
 final class Completions {
   private final LongSupplier ticker;
   private final double tauNanos;
+  private final double stepsPerNano;
   private final AttachedStrategy strategy;
   private final PassiveHealthChecker passive;
+  private final OtherClients otherClients;
   private final BalancerMetrics metrics;
   /**
    * The fastest successful answer any target gave this balancer, in nanoseconds; 0 until the first.
@@ -25,8 +27,10 @@ final class Completions {
   Completions(BalancerContext context, AttachedStrategy strategy, PassiveHealthChecker passive, BalancerMetrics metrics) {
     this.ticker = context.ticker;
     this.tauNanos = context.tauNanos;
+    this.stepsPerNano = TargetLoad.DECAY_STEPS_PER_TAU / context.tauNanos;
     this.strategy = strategy;
     this.passive = passive;
+    this.otherClients = context.otherClients;
     this.metrics = metrics;
   }
 
@@ -61,6 +65,11 @@ final class Completions {
     if (fastestAny == 0.0 || latency < fastestAny) {
       fastestAnyNanos = Math.max(1.0, (double) latency);
     }
+    // Least queueing's rule, for every strategy: the concurrency it learns is also what tells a
+    // hedge where a worker is free (LoadBalancer#pickWithFreeWorker).
+    if (LeastQueueingStrategy.recordConcurrency(t, inFlightAtPick, latency, now)) {
+      otherClients.seen(now, t.minLatencyNanos);
+    }
     strategy.onSuccess(t, inFlightAtPick, latency, now);
     t.releaseSlot();
     CircuitBreaker window = t.breaker;
@@ -92,6 +101,17 @@ final class Completions {
       t.health.endTrial();
     }
     strategy.onRelease(t);
+  }
+
+  /**
+   * A copy that lost to a hedge: the time it ran is a lower bound of its latency ({@link
+   * TargetLoad#recordLowerBound}); no minimum, no strategy sample, no passive-health outcome, since
+   * the call never finished.
+   */
+  void superseded(TrackedTarget t, long startNanos, boolean trial) {
+    long now = ticker.getAsLong();
+    t.recordLowerBound(Math.max(0, now - startNanos), now, stepsPerNano);
+    release(t, trial);
   }
 
   void release(TrackedTarget t, boolean trial) {

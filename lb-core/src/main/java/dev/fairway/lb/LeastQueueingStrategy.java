@@ -71,12 +71,8 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
         return new LeastQueueingSelector(snapshot, context.random, context.tauNanos, context.otherClients);
       }
 
-      @Override
-      void onSuccess(TrackedTarget target, int inFlightAtPick, long latencyNanos, long nowNanos) {
-        if (recordConcurrency(target, inFlightAtPick, latencyNanos, nowNanos)) {
-          context.otherClients.seen(nowNanos, target.minLatencyNanos);
-        }
-      }
+      // Concurrency is learned from every success whatever the strategy (Completions#success), so
+      // that LoadBalancer#pickWithFreeWorker can tell for every strategy too.
     };
   }
 

@@ -64,6 +64,7 @@ public final class LoadBalancer implements AutoCloseable {
   private final @Nullable ActiveHealthChecker activeHealth;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final HealthEpoch healthEpoch;
+  private final OtherClients otherClients;
 
   private LoadBalancer(Builder b, TargetSource source, boolean ownsSource) {
     this.service = b.service;
@@ -79,6 +80,7 @@ public final class LoadBalancer implements AutoCloseable {
     // With a local zone the strategy decides itself whether zone-aware routing wraps it; without one
     // the balancer is exactly the strategy, with no extra step on the pick path.
     this.attached = ((BuiltinStrategy) strategy).attachTo(context);
+    this.otherClients = context.otherClients;
     this.published = this::published; // read later, by the metrics and by waiting callers
     this.metrics = registry == null ? BalancerMetrics.NOOP
         : BalancerMetrics.micrometer(registry, service, published, ticker, attached.splitsByZone());
@@ -170,6 +172,49 @@ public final class LoadBalancer implements AutoCloseable {
       metrics.panicPick();
     }
     return new PickHandle(completions, t, now, false);
+  }
+
+  /**
+   * A pick like {@link #pick(String, Set)}, but only among the targets that may have a worker free
+   * right now; null, with no slot taken, when every candidate is known to be busy. Meant for extra
+   * copies of a call (a hedge), which help only where they need not wait: one sent to a busy target
+   * takes a worker another call was about to get.
+   *
+   * <p>A target counts as busy when a fresh load report ({@link Pick#reportLoad}) says its calls in
+   * flight from every client fill its workers; or, with no fresh report, when this balancer is the
+   * only client it has seen on its targets and its own calls on it reach the concurrency it learned
+   * from earlier answers (least queueing's cold test, learned under every strategy). A target about which neither signal tells (a fleet without load reports, a
+   * target not measured yet) is not known to be busy, and may be chosen. Among the rest the
+   * balancer's strategy chooses as {@link #pick(String, Set)} does. Allocates a set when some
+   * target is left out: not for the pick path of every call.
+   *
+   * @throws NoTargetAvailableException as {@link #pick(String, Set)}, when no target can be chosen at all
+   */
+  public @Nullable Pick pickWithFreeWorker(@Nullable String affinityKey, @Nullable Set<Target> exclude)
+      throws NoTargetAvailableException {
+    long now = ticker.getAsLong();
+    TrackedTarget[] pickable = updater.published().snapshot.pickable;
+    boolean alone = !otherClients.present(now);
+    Set<Target> busy = null;
+    int candidates = 0;
+    int busyCount = 0;
+    for (TrackedTarget t : pickable) {
+      if (Selector.excluded(t, exclude)) {
+        continue;
+      }
+      candidates++;
+      if (t.freeWorker(now, alone) == TargetLoad.WORKERS_BUSY) {
+        if (busy == null) {
+          busy = exclude == null ? new HashSet<>() : new HashSet<>(exclude);
+        }
+        busy.add(t.target);
+        busyCount++;
+      }
+    }
+    if (busy == null) {
+      return pick(affinityKey, exclude); // nothing left out: the ordinary pick (which fails if none is left)
+    }
+    return busyCount == candidates ? null : pick(affinityKey, busy);
   }
 
   /**

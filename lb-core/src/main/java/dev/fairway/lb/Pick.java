@@ -30,6 +30,19 @@ public interface Pick {
   void release();
 
   /**
+   * Another copy of this call (a hedge) answered first and this one was cancelled: frees the
+   * in-flight slot, and the time this copy ran, from the pick until now, counts as a lower bound of
+   * the target's latency. It raises the latency average if the average (as decayed now) is below
+   * it, and otherwise changes nothing; it is neither a success nor a failure for passive health.
+   * Without it, a target whose slow calls are all won by hedges never gets a slow sample, its
+   * average decays, and latency-scoring strategies send it more calls. Does nothing after a
+   * completion.
+   */
+  default void superseded() {
+    release();
+  }
+
+  /**
    * Records the call's latency now (say, when the response headers arrive) while keeping the hold,
    * so a streaming body still counts as load. A later {@link #success()} keeps this latency. Does
    * nothing after a completion.

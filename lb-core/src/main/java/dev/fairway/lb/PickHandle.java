@@ -71,6 +71,13 @@ final class PickHandle implements Pick {
   }
 
   @Override
+  public void superseded() {
+    if (DONE.compareAndSet(this, 0, 1)) {
+      completions.superseded(tracked, startNanos, trial());
+    }
+  }
+
+  @Override
   public void release() {
     if (DONE.compareAndSet(this, 0, 1)) {
       completions.release(tracked, trial());

@@ -367,6 +367,47 @@ abstract class TargetLoad extends TargetLoadPadBefore {
     return Math.max(own, Math.max(1.0, queueWorkers) * decayedEwma(nowNanos, stepsPerNano) / fastest);
   }
 
+  /** {@link #freeWorker}: a worker is free. */
+  static final int WORKER_FREE = 0;
+  /** {@link #freeWorker}: every worker is busy, or the target is failing. */
+  static final int WORKERS_BUSY = 1;
+  /** {@link #freeWorker}: nothing this balancer knows tells. */
+  static final int WORKERS_UNKNOWN = 2;
+
+  /**
+   * Whether the target has a worker free at {@code nowNanos}, from the two signals least queueing's
+   * cold test reads, for any strategy:
+   *
+   * <ul>
+   *   <li>a fresh, trusted load report with workers: free while the calls in flight from every
+   *       client ({@link #fleetInFlight}) are fewer than its workers, else busy; or one of
+   *       utilization 0 with none of our calls sent since: free;
+   *   <li>without one, if this balancer is its targets' only client ({@code alone}, see {@link
+   *       OtherClients}) and learned the target's concurrency from its own calls
+   *       ({@link LeastQueueingStrategy#recordConcurrency}, fed by every strategy's successes):
+   *       {@link LeastQueueingStrategy#freeByOwnCount} free, else busy.
+   * </ul>
+   *
+   * Anything else is {@link #WORKERS_UNKNOWN}: in a fleet without load reports, or before the
+   * first answers, no count tells. Failures are not read here: passive health ejects a failing
+   * target, and the strategy's own choice among the targets left already weighs them.
+   */
+  final int freeWorker(long nowNanos, boolean alone) {
+    if (reportFresh(nowNanos, REPORT_TTL_NANOS)) {
+      double workers = reportedWorkers;
+      if (workers > 0) {
+        return fleetInFlight(nowNanos, REPORT_TTL_NANOS) < workers ? WORKER_FREE : WORKERS_BUSY;
+      }
+      if (reportedUtilization == 0.0 && inFlight <= inFlightAtReport) {
+        return WORKER_FREE;
+      }
+    }
+    if (alone && learnedConcurrency > 0) {
+      return LeastQueueingStrategy.freeByOwnCount(this, nowNanos) ? WORKER_FREE : WORKERS_BUSY;
+    }
+    return WORKERS_UNKNOWN;
+  }
+
   /** A window of the minimum is this many times the minimum itself (at least {@link #MIN_WINDOW_NANOS}). */
   static final int MIN_WINDOW_FACTOR = 16;
   static final long MIN_WINDOW_NANOS = 50_000_000L;
@@ -463,6 +504,20 @@ abstract class TargetLoad extends TargetLoadPadBefore {
       ewmaNanos = current * w + sample * (1.0 - w);
     }
     ewmaStampNanos = nowNanos;
+  }
+
+  /**
+   * A latency known only to be at least {@code sampleNanos}: a call cancelled after that long
+   * because a hedge answered first. If the average as seen now ({@link #decayedEwma}) is below it,
+   * the average becomes it (as a peak sample would); otherwise nothing changes, since a lower bound
+   * below the average says nothing about it. Racy like {@link #recordLatency}.
+   */
+  void recordLowerBound(long sampleNanos, long nowNanos, double stepsPerNano) {
+    double sample = Math.max(1.0, (double) sampleNanos);
+    if (sample > decayedEwma(nowNanos, stepsPerNano)) {
+      ewmaNanos = sample;
+      ewmaStampNanos = nowNanos;
+    }
   }
 
   /** Steps of the decay table per time constant: the decay is read to within 0.4%. */

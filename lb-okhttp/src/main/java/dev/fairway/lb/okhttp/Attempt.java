@@ -85,12 +85,13 @@ final class Attempt implements Runnable {
   }
 
   /**
-   * The other copy of a hedged call won: frees the slot, records neither a failure nor a latency
-   * sample, and times the attempt as cancelled.
+   * The other copy of a hedged call won: frees the slot, records no failure, and gives the pick the
+   * time this copy ran as a lower bound of its latency ({@link Pick#superseded}); times the attempt
+   * as cancelled.
    */
   void superseded() {
     if (DONE.compareAndSet(this, 0, 1)) {
-      pick.release();
+      pick.superseded();
       route.metrics.attempt(timers, CallMetrics.Outcome.CANCELLED, startNanos);
     }
   }

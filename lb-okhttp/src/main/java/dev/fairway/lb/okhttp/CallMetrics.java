@@ -48,6 +48,8 @@ class CallMetrics implements LoadBalancerListener {
   static final String HEDGE_SENT = "sent";
   static final String HEDGE_WON = "won";
   static final String HEDGE_BUDGET_EXHAUSTED = "budget_exhausted";
+  /** No hedge: no target but the first copy's had a free worker ({@link Hedger#pickHedge}). */
+  static final String HEDGE_NO_CAPACITY = "no_capacity";
 
   long startNanos() {
     return 0;
@@ -68,7 +70,7 @@ class CallMetrics implements LoadBalancerListener {
 
   void leaked() {}
 
-  /** {@code result}: {@link #HEDGE_SENT}, {@link #HEDGE_WON} or {@link #HEDGE_BUDGET_EXHAUSTED}. */
+  /** {@code result}: {@link #HEDGE_SENT}, {@link #HEDGE_WON}, {@link #HEDGE_BUDGET_EXHAUSTED} or {@link #HEDGE_NO_CAPACITY}. */
   void hedge(String result) {}
 
   /** The interceptor hedges calls of this service: registers the extra-load gauge. */
@@ -103,8 +105,8 @@ class CallMetrics implements LoadBalancerListener {
    * fairway.retry.budget.exhausted{service}}, {@code fairway.leaked.responses{service}} and {@code
    * fairway.load.reports{service,result}} (result {@code parsed} or {@code malformed}; registered on
    * the first report, so a service whose targets send none has no such meter), and when hedging:
-   * {@code fairway.hedges{service,result}} (result {@code sent}, {@code won} or {@code
-   * budget_exhausted}, each registered on first use) and the gauge {@code
+   * {@code fairway.hedges{service,result}} (result {@code sent}, {@code won},
+   * {@code budget_exhausted} or {@code no_capacity}, each registered on first use) and the gauge {@code
    * fairway.hedges.extra.load{service}}.
    */
   static final class MicrometerCallMetrics extends CallMetrics {
@@ -213,7 +215,7 @@ class CallMetrics implements LoadBalancerListener {
         }
         counter = hedgesByResult.computeIfAbsent(result, r -> unlessClosed(
             Counter.builder("fairway.hedges")
-                .description("Hedged calls: second copies sent, won (their response was used), or not sent for lack of budget")
+                .description("Hedged calls: second copies sent, won (their response was used), or not sent for lack of budget or of a free worker")
                 .tag("service", service)
                 .tag("result", r)
                 .register(registry)));

@@ -1,9 +1,11 @@
 package dev.fairway.lb.okhttp;
 
+import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
@@ -79,17 +81,23 @@ final class Hedger {
    * caller's thread, before the first copy is sent.
    */
   long hedgeDelayNanos(RouteHedging hedging, Target first, long nowNanos) {
-    return hedging.delayNanos(nowNanos);
+    return hedging.delayNanos(first, nowNanos); // the percentile of the first copy's own target
   }
 
   /**
-   * The target of a hedge whose timer fired, or null to send none (a single target, or every other
-   * one ejected). Called on a hedge thread, at most once per call; the pick is the hedge's from then
-   * on.
+   * The target of a hedge whose timer fired, or null to send none: a single target, every other one
+   * ejected, or every other one known to be busy ({@link LoadBalancer#pickWithFreeWorker}; counted
+   * as {@code fairway.hedges{result=no_capacity}}: a hedge there would queue behind, or displace,
+   * another call, so at saturation hedging turns itself down). Called on a hedge thread, at most
+   * once per call; the pick is the hedge's from then on.
    */
   @Nullable Pick pickHedge(ServiceRoute route, @Nullable String affinityKey, Target first) {
     try {
-      return route.loadBalancer.pick(affinityKey, Set.of(first));
+      Pick pick = route.loadBalancer.pickWithFreeWorker(affinityKey, Set.of(first));
+      if (pick == null) {
+        route.metrics.hedge(CallMetrics.HEDGE_NO_CAPACITY);
+      }
+      return pick;
     } catch (NoTargetAvailableException e) {
       return null;
     }
@@ -100,14 +108,15 @@ final class Hedger {
    * or the running time of a copy cancelled because the other won), for the percentile delay.
    */
   void recordLatency(RouteHedging hedging, Target target, long nanos) {
-    hedging.record(nanos);
+    hedging.record(target, nanos);
   }
 
   /** The hedging state of one service. */
   RouteHedging forRoute() {
     double p = policy.percentileValue();
-    return new RouteHedging(Double.isNaN(p) ? null : new LatencyWindow(p, ticker.getAsLong()), policy.fixedDelayNanos(),
-        new RecentCounts(ticker), new RetryBudget(policy.percentCanHedge(), policy.minHedgesPerSecond(), ticker));
+    return new RouteHedging(Double.isNaN(p) ? null : new LatencyWindow(p, ticker.getAsLong()), p, ticker,
+        policy.fixedDelayNanos(), new RecentCounts(ticker),
+        new RetryBudget(policy.percentCanHedge(), policy.minHedgesPerSecond(), ticker));
   }
 
   private static ThreadFactory daemon(String prefix) {
@@ -119,31 +128,111 @@ final class Hedger {
     };
   }
 
-  /** One service's hedge delay, its hedge budget and the counts behind the extra-load gauge. Thread-safe. */
+  /**
+   * One service's hedge delay, its hedge budget and the counts behind the extra-load gauge. Thread-safe.
+   *
+   * <p>A percentile delay is the percentile of the first copy's own target when that target's
+   * window holds {@link HedgingPolicy#MIN_SAMPLES} responses, else the service's: one slow target
+   * would otherwise set the delay for all, and the fast targets' slow calls would be hedged late.
+   * Each target's window is made on its first response and dropped once it held nothing for a
+   * whole window (checked every {@value #SWEEP_SECONDS} s), so targets that left cost nothing.
+   */
   static final class RouteHedging {
+    static final int SWEEP_SECONDS = 10;
+    private static final long SWEEP_NANOS = TimeUnit.SECONDS.toNanos(SWEEP_SECONDS);
+
     final @Nullable LatencyWindow window; // null for a fixed delay
+    private final double percentile; // NaN for a fixed delay
+    private final LongSupplier ticker;
+    /** Each target's window (percentile delays only); entries made on first use, swept when empty. */
+    private final ConcurrentHashMap<Target, LatencyWindow> byTarget = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicBoolean sweeping = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile long nextSweepNanos;
     private final long fixedDelayNanos;
     final RecentCounts counts;
     /** The hedges' own budget (the policy's share of hedgeable calls); the retry budget comes on top. */
     final RetryBudget budget;
 
     RouteHedging(@Nullable LatencyWindow window, long fixedDelayNanos, RecentCounts counts, RetryBudget budget) {
+      this(window, Double.NaN, System::nanoTime, fixedDelayNanos, counts, budget);
+    }
+
+    RouteHedging(@Nullable LatencyWindow window, double percentile, LongSupplier ticker, long fixedDelayNanos,
+        RecentCounts counts, RetryBudget budget) {
       this.window = window;
+      this.percentile = percentile;
+      this.ticker = ticker;
       this.fixedDelayNanos = fixedDelayNanos;
       this.counts = counts;
       this.budget = budget;
+      this.nextSweepNanos = ticker.getAsLong() + SWEEP_NANOS;
     }
 
-    /** The delay before a hedge of a call starting now, or -1 for none. */
+    /** The service-wide delay before a hedge of a call starting now, or -1 for none. */
     long delayNanos(long nowNanos) {
       return window == null ? fixedDelayNanos : window.delayNanos(nowNanos);
     }
 
-    /** A response time of one copy, for the percentile; nothing for a fixed delay. */
+    /**
+     * The delay before a hedge of a call whose first copy goes to {@code target}, starting now: the
+     * percentile of that target's responses once it has enough, else the service's; or -1 for none
+     * (the service's window is not full yet).
+     */
+    long delayNanos(Target target, long nowNanos) {
+      LatencyWindow service = window;
+      if (service == null) {
+        return fixedDelayNanos;
+      }
+      long serviceDelay = service.delayNanos(nowNanos);
+      if (serviceDelay < 0) {
+        return -1;
+      }
+      if (nowNanos - nextSweepNanos >= 0) {
+        sweep(nowNanos);
+      }
+      LatencyWindow own = byTarget.get(target);
+      long ownDelay = own == null ? -1 : own.delayNanos(nowNanos);
+      return ownDelay >= 0 ? ownDelay : serviceDelay;
+    }
+
+    /** A usable response time of one copy; nothing for a fixed delay. */
     void record(long nanos) {
       if (window != null) {
         window.record(nanos);
       }
+    }
+
+    /** A usable response time of one copy sent to {@code target}: in the service's window and the target's. */
+    void record(Target target, long nanos) {
+      LatencyWindow service = window;
+      if (service == null) {
+        return;
+      }
+      service.record(nanos);
+      LatencyWindow own = byTarget.get(target);
+      if (own == null) {
+        own = byTarget.computeIfAbsent(target,
+            t -> new LatencyWindow(percentile, ticker.getAsLong(), LatencyWindow.TARGET_DIGITS));
+      }
+      own.record(nanos);
+    }
+
+    /** Drops the windows of targets that answered nothing for a whole window. One caller at a time. */
+    private void sweep(long nowNanos) {
+      if (!sweeping.compareAndSet(false, true)) {
+        return;
+      }
+      try {
+        nextSweepNanos = nowNanos + SWEEP_NANOS;
+        byTarget.entrySet().removeIf(e -> e.getValue().idle(nowNanos));
+      } finally {
+        sweeping.set(false);
+      }
+    }
+
+    /** Targets with a window of their own; for tests. */
+    int targetWindows() {
+      return byTarget.size();
     }
 
     /** Hedges sent per call of this service over the last 10 s (0 without calls). */

@@ -12,14 +12,23 @@ import org.jspecify.annotations.Nullable;
  *
  * <ul>
  *   <li>{@link #fixedDelay(Duration)}: hedge every call still unanswered after the delay.
- *   <li>{@link #percentile(double)}: hedge after the given percentile of the service's recent
- *       response time, so only the slowest {@code 100 - p} percent of calls get a hedge. The
- *       percentile is taken over about the last 10 seconds and refreshed every 2; until that window
- *       holds {@value #MIN_SAMPLES} responses (looked at every 200 ms until then), calls are not
- *       hedged at all: a guess at start-up could double the load of a service that is slow because
- *       it is cold. For traffic under about 10 calls a second per service use {@link
- *       #fixedDelay(Duration)}.
+ *   <li>{@link #percentile(double)}: hedge after the given percentile of the recent response time
+ *       of the target the call's first copy went to, so only the slowest {@code 100 - p} percent
+ *       of each target's calls get a hedge (a service-wide percentile is set by its slowest target,
+ *       and would hedge a fast target's slow calls late). The percentile is taken over about the
+ *       last 10 seconds and refreshed every 2; a target whose window holds fewer than {@value
+ *       #MIN_SAMPLES} responses uses the service's percentile, and until the service's window holds
+ *       that many (looked at every 200 ms until then), calls are not hedged at all: a guess at
+ *       start-up could double the load of a service that is slow because it is cold. For traffic
+ *       under about 10 calls a second per service use {@link #fixedDelay(Duration)}.
  * </ul>
+ *
+ * <p>Either way a hedge goes only to a target that may have a worker free ({@link
+ * dev.fairway.lb.LoadBalancer#pickWithFreeWorker}): when every other target is known to be busy
+ * (by a fresh load report, or by the concurrency the balancer learned from its own calls while it
+ * is their only client), no hedge is sent, counted as {@code fairway.hedges{result=no_capacity}}.
+ * At saturation hedging so turns itself down instead of displacing calls; where neither signal
+ * tells (a fleet of clients without load reports), hedges go out as the budgets allow.
  *
  * <p>Two budgets bound the extra load. Hedges have one of their own, {@link #withBudget(double,
  * int)}: by default at most 5% of a service's hedgeable calls plus one hedge a second (so that
@@ -31,7 +40,8 @@ import org.jspecify.annotations.Nullable;
  * <p>A hedge costs the service a whole request even when it loses: most servers, the lab's
  * included, go on working on a request whose caller has gone until they write the response. At a
  * load that keeps every worker busy each hedge therefore displaces another call, and throughput
- * drops by about the hedge share; hedging pays where there is capacity to spare.
+ * drops by about the hedge share; hedging pays where there is capacity to spare, which is why a
+ * hedge goes only where a worker may be free (above).
  *
  * <p>Immutable and thread-safe.
  */
@@ -68,8 +78,8 @@ public final class HedgingPolicy {
   }
 
   /**
-   * Hedges a call that has no response after the {@code percentile} (say 95.0) of the service's
-   * recent response times (time to response headers of usable responses; copies cancelled as
+   * Hedges a call that has no response after the {@code percentile} (say 95.0) of the recent
+   * response times of its first copy's target (of the service's, until that target has enough) (time to response headers of usable responses; copies cancelled as
    * losers count with the time they had run, as Finagle counts superseded requests). At least 1 ms.
    *
    * @param percentile 50.0 .. 99.99

@@ -16,7 +16,7 @@ import org.HdrHistogram.Recorder;
  * hedging starts as soon as it may, after that every {@value #SLICE_SECONDS} s. Time comes from the
  * injected ticker, so tests move it by hand.
  *
- * <p>Memory: 9 histograms of about 20 KB each, 180 KB per service (the recorder's two, the ring's
+ * <p>Memory: 9 histograms of about 20 KB each ({@link #SERVICE_DIGITS}), 180 KB per service (the recorder's two, the ring's
  * five, one interval, one sum). Thread-safe: recording is wait-free; a refresh runs on one caller at
  * a time (the others go on with the previous delay) and adds up about 2,500 counts per slice.
  */
@@ -29,23 +29,42 @@ final class LatencyWindow {
   private static final long HIGHEST_MICROS = TimeUnit.SECONDS.toMicros(60);
   private static final long MIN_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
+  /** Significant digits of a service's window. */
+  static final int SERVICE_DIGITS = 2;
+  /**
+   * Significant digits of a target's window ({@link Hedger.RouteHedging#delayNanos(Target, long)}):
+   * one, a resolution of about 6%, at 3.4 KB a histogram instead of 21 (31 KB per target instead of
+   * 189): a service may have hundreds of targets, and a hedge delay needs no finer grain.
+   */
+  static final int TARGET_DIGITS = 1;
+
   private final double percentile;
-  private final Recorder recorder = new Recorder(1, HIGHEST_MICROS, 2);
+  private final Recorder recorder;
   private final Histogram[] ring = new Histogram[SLICES]; // guarded by refreshing
-  private final Histogram interval = new Histogram(1, HIGHEST_MICROS, 2); // guarded by refreshing
-  private final Histogram sum = new Histogram(1, HIGHEST_MICROS, 2); // guarded by refreshing
+  private final Histogram interval; // guarded by refreshing
+  private final Histogram sum; // guarded by refreshing
   private final AtomicBoolean refreshing = new AtomicBoolean();
   private int next; // guarded by refreshing: the ring's current slice
   private long sliceStartNanos; // guarded by refreshing
   private volatile long nextRefreshNanos;
   private volatile long delayNanos = -1;
+  private final long createdNanos;
 
   LatencyWindow(double percentile, long nowNanos) {
+    this(percentile, nowNanos, SERVICE_DIGITS);
+  }
+
+  /** With {@code digits} significant digits (1 or 2). */
+  LatencyWindow(double percentile, long nowNanos, int digits) {
     this.percentile = percentile;
+    this.recorder = new Recorder(1, HIGHEST_MICROS, digits);
+    this.interval = new Histogram(1, HIGHEST_MICROS, digits);
+    this.sum = new Histogram(1, HIGHEST_MICROS, digits);
     for (int i = 0; i < SLICES; i++) {
-      ring[i] = new Histogram(1, HIGHEST_MICROS, 2);
+      ring[i] = new Histogram(1, HIGHEST_MICROS, digits);
     }
     this.sliceStartNanos = nowNanos;
+    this.createdNanos = nowNanos;
     this.nextRefreshNanos = nowNanos + UNKNOWN_REFRESH_NANOS;
   }
 
@@ -89,6 +108,18 @@ final class LatencyWindow {
         ? -1
         : Math.max(MIN_DELAY_NANOS, TimeUnit.MICROSECONDS.toNanos(sum.getValueAtPercentile(percentile)));
     nextRefreshNanos = nowNanos + (delayNanos < 0 ? UNKNOWN_REFRESH_NANOS : SLICE_NANOS);
+  }
+
+  /**
+   * True if the window is at least a whole window old and held nothing at its last refresh (made
+   * now if one is due): its target answered nothing for about 10 s.
+   */
+  boolean idle(long nowNanos) {
+    if (nowNanos - createdNanos < SLICES * SLICE_NANOS) {
+      return false;
+    }
+    delayNanos(nowNanos);
+    return samples() == 0; // a value recorded since the last refresh may be lost with it: one response
   }
 
   /** Values in the window as of the last refresh; for tests. */

@@ -88,7 +88,7 @@ import org.jspecify.annotations.Nullable;
  * {@code cancelled} or {@code no_target}), {@code fairway.retries} (tags {@code service},
  * {@code reason} = {@code connect_failure}, {@code io_failure} or {@code status_<code>}),
  * {@code fairway.retry.budget.exhausted} (tag {@code service}), {@code fairway.hedges} (tags {@code
- * service}, {@code result} = {@code sent}, {@code won} or {@code budget_exhausted}) with the gauge
+ * service}, {@code result} = {@code sent}, {@code won}, {@code budget_exhausted} or {@code no_capacity}) with the gauge
  * {@code fairway.hedges.extra.load} (hedges per call over the last 10 s), and {@code fairway.leaked.responses}
  * (tag {@code service}: response bodies garbage-collected unclosed, whose in-flight slot was then
  * freed; the first is logged). A target's meters are removed when it leaves the balancer, and all

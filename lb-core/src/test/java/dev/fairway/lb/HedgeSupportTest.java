@@ -1,0 +1,127 @@
+package dev.fairway.lb;
+
+import static dev.fairway.lb.Fixtures.t;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What lb-core gives hedging (issue 26): {@link LoadBalancer#pickWithFreeWorker} for the hedge's
+ * target, and {@link Pick#superseded} for the copy that lost, on fake time.
+ */
+class HedgeSupportTest {
+  final Fixtures.FakeTicker ticker = new Fixtures.FakeTicker();
+
+  LoadBalancer lb(Strategy strategy, Target... targets) {
+    return Fixtures.builder(ticker, 42).targets(targets).strategy(strategy).build();
+  }
+
+  static TargetStatus status(LoadBalancer lb, Target target) {
+    return lb.status().stream().filter(s -> s.target().equals(target)).findFirst().orElseThrow();
+  }
+
+  @Test
+  void pickWithFreeWorker_everyOtherTargetReportedBusy_returnsNullAndTakesNoSlot() throws Exception {
+    for (Strategy strategy : new Strategy[] {Strategy.leastResponseTime(), Strategy.roundRobin(), Strategy.leastQueueing()}) {
+      LoadBalancer lb = lb(strategy, t(1), t(2), t(3));
+      LoadReportTest.call(lb, ticker, t(2), 10, 1.0, 8); // 8 in flight at 8 workers: busy
+      LoadReportTest.call(lb, ticker, t(3), 10, 1.0, 8);
+
+      assertThat(lb.pickWithFreeWorker(null, Set.of(t(1)))).as(strategy.name()).isNull();
+      assertThat(lb.status()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
+      lb.close();
+    }
+  }
+
+  @Test
+  void pickWithFreeWorker_choosesTheTargetWithAFreeWorker_whateverTheStrategyPrefers() throws Exception {
+    LoadBalancer lb = lb(Strategy.leastResponseTime(), t(1), t(2), t(3));
+    LoadReportTest.call(lb, ticker, t(2), 1, 1.0, 8); // fastest, but every worker busy
+    LoadReportTest.call(lb, ticker, t(3), 50, 0.25, 2); // slow, 6 of 8 workers free
+
+    for (int i = 0; i < 5; i++) {
+      Pick p = lb.pickWithFreeWorker(null, Set.of(t(1)));
+      assertThat(p).isNotNull();
+      assertThat(p.target()).isEqualTo(t(3));
+      p.release();
+    }
+    assertThat(lb.pick(null, Set.of(t(1))).target()).isEqualTo(t(2)); // the plain pick still prefers it
+  }
+
+  @Test
+  void pickWithFreeWorker_withoutReports_usesTheConcurrencyLearnedFromOwnCalls_underEveryStrategy() throws Exception {
+    LoadBalancer lb = lb(Strategy.roundRobin(), t(1), t(2));
+    // Two calls at once on t(2), neither queued (10 ms, its service time): it serves 2 at once.
+    Pick a = lb.pick(null, Set.of(t(1)));
+    Pick b = lb.pick(null, Set.of(t(1)));
+    ticker.advanceMillis(10);
+    a.success();
+    b.success();
+    Pick one = lb.pick(null, Set.of(t(1)));
+    Pick two = lb.pick(null, Set.of(t(1)));
+    Pick three = lb.pick(null, Set.of(t(1))); // a third: more than it serves at once
+
+    assertThat(lb.pickWithFreeWorker(null, Set.of(t(1)))).isNull();
+    three.release();
+    two.release();
+    Pick free = lb.pickWithFreeWorker(null, Set.of(t(1)));
+    assertThat(free).isNotNull();
+    assertThat(free.target()).isEqualTo(t(2));
+    free.release();
+    one.release();
+  }
+
+  @Test
+  void pickWithFreeWorker_noSignal_isNotKnownBusy_andNoTargetAtAllStillThrows() throws Exception {
+    LoadBalancer lb = lb(Strategy.roundRobin(), t(1), t(2));
+    Pick p = lb.pickWithFreeWorker(null, Set.of(t(1)));
+    assertThat(p).isNotNull(); // never measured: hedged as before
+    assertThat(p.target()).isEqualTo(t(2));
+    p.release();
+    assertThatThrownBy(() -> lb.pickWithFreeWorker(null, Set.of(t(1), t(2))))
+        .isInstanceOf(NoTargetAvailableException.class);
+  }
+
+  /**
+   * Issue 26, item 3: with hedging on, least response time lost 10-15 points of throughput in the
+   * lab's jitter. A copy that lost to a hedge was only released, so a target whose slow calls were
+   * all won by hedges never got a slow sample: its peak-EWMA stayed low (or was never measured) and
+   * the strategy sent it more calls. Now the loser's running time is a lower bound of its latency.
+   */
+  @Test
+  void superseded_raisesTheLatencyAverageToTheTimeTheCopyRan_soLeastResponseTimeAvoidsTheSlowTarget() throws Exception {
+    LoadBalancer lb = lb(Strategy.leastResponseTime(), t(1), t(2));
+    Pick fast = lb.pick(null, Set.of(t(2)));
+    ticker.advanceMillis(10);
+    fast.success(); // t(1): 10 ms
+    Pick slow = lb.pick(null, Set.of(t(1)));
+    ticker.advanceMillis(80); // the hedge fired and won; t(2)'s copy is cancelled after 80 ms
+    slow.superseded();
+
+    assertThat(status(lb, t(2)).latencyEwmaMillis()).isEqualTo(80.0);
+    assertThat(status(lb, t(2)).inFlight()).isZero();
+    for (int i = 0; i < 4; i++) { // before the fix t(2) was unmeasured and idle: cost 0, chosen first
+      Pick p = lb.pick();
+      assertThat(p.target()).isEqualTo(t(1));
+      p.release();
+    }
+  }
+
+  @Test
+  void superseded_belowTheAverage_changesNothing_andIsNeitherSuccessNorFailure() throws Exception {
+    LoadBalancer lb = lb(Strategy.leastResponseTime(), t(1));
+    Pick p = lb.pick();
+    ticker.advanceMillis(50);
+    p.success();
+    Pick q = lb.pick();
+    ticker.advanceMillis(5);
+    q.superseded();
+    q.failure(new java.io.IOException("after the completion: ignored"));
+
+    assertThat(status(lb, t(1)).latencyEwmaMillis()).isEqualTo(50.0);
+    assertThat(status(lb, t(1)).state()).isEqualTo(TargetState.HEALTHY);
+    assertThat(status(lb, t(1)).inFlight()).isZero();
+  }
+}
