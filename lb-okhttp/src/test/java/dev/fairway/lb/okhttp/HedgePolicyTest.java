@@ -137,8 +137,10 @@ class HedgePolicyTest {
         race.run(); // before the first copy is sent: the hedge's choice is made first
       }
     });
+    // The hedge's choice runs on the caller's thread (a direct executor), inside arm: on a hedge
+    // thread it could come after the instant first answer had closed the race, and decide nothing.
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedgeScheduler(firesWhenArmed, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100))).build());
+        .hedgeScheduler(firesWhenArmed, Runnable::run).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100))).build());
     for (int i = 0; i < 3; i++) { // one call each: every target's report is now fresh, and busy
       get(client);
     }
