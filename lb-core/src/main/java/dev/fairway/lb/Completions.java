@@ -61,9 +61,10 @@ final class Completions {
     long latency = recordedLatencyNanos >= 0 ? recordedLatencyNanos : Math.max(0, now - startNanos);
     t.recordLatency(latency, now, tauNanos);
     t.recordSuccessLatency(latency, now);
+    double fastest = Math.max(1.0, (double) latency);
     double fastestAny = fastestAnyNanos;
-    if (fastestAny == 0.0 || latency < fastestAny) {
-      fastestAnyNanos = Math.max(1.0, (double) latency);
+    if (fastestAny == 0.0 || fastest < fastestAny) { // written only when lower: no volatile store per call
+      fastestAnyNanos = fastest;
     }
     // Least queueing's rule, for every strategy: the concurrency it learns is also what tells a
     // hedge where a worker is free (LoadBalancer#pickWithFreeWorker).
