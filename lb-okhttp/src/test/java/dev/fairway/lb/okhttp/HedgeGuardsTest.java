@@ -1,5 +1,6 @@
 package dev.fairway.lb.okhttp;
 
+import static dev.fairway.lb.okhttp.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -25,7 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BooleanSupplier;
+
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -132,13 +133,6 @@ class HedgeGuardsTest {
     }
   }
 
-  private static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (!condition.getAsBoolean()) {
-      assertThat(System.nanoTime() - deadline).as(what).isNegative();
-      Thread.sleep(10);
-    }
-  }
 
   private static boolean noneInFlight(LoadBalancer lb) {
     return lb.status().stream().mapToInt(TargetStatus::inFlight).sum() == 0;

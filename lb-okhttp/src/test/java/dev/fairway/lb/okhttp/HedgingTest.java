@@ -1,5 +1,6 @@
 package dev.fairway.lb.okhttp;
 
+import static dev.fairway.lb.okhttp.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -20,7 +21,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BooleanSupplier;
+
 import mockwebserver3.MockResponse;
 import okhttp3.Call;
 import okhttp3.MediaType;
@@ -150,13 +151,6 @@ class HedgingTest {
     return timer == null ? 0 : timer.count();
   }
 
-  private static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (!condition.getAsBoolean()) {
-      assertThat(System.nanoTime() - deadline).as(what).isNegative();
-      Thread.sleep(10);
-    }
-  }
 
   /** GET number {@code i}: a 200 read to the end, then every copy of it settled. */
   private static void getAndSettle(OkHttpClient client, LoadBalancer lb, int i) throws Exception {
