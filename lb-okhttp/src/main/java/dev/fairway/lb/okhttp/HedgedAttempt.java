@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * The first attempt of a hedgeable call, raced against at most one hedge. Each copy ("leg") is a
  * clone of the caller's call, so each can be cancelled without the other: OkHttp lets one call have
  * one exchange at a time, and cancelling the caller's own call would fail whatever it returns. The
- * clone comes back through the interceptor, which sees the {@link Leg} tag and sends it to the
+ * clone comes back through the interceptor, which sees the {@link RaceLeg} tag and sends it to the
  * leg's target as it is.
  *
  * <p>The first leg runs on the caller's thread. After the delay the timer hands {@link #fire} to
@@ -34,7 +34,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Every outcome is settled exactly once: by the caller's thread while it is still deciding, or
  * by the hedge's thread when its outcome arrives after the caller has returned.
  */
-final class HedgedAttempt extends EventListener implements Runnable {
+final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
   private static final System.Logger LOG = System.getLogger(LoadBalancingInterceptor.class.getName());
 
   private static final int PENDING = 0; // the timer has not fired
@@ -46,12 +46,19 @@ final class HedgedAttempt extends EventListener implements Runnable {
   private static final int FIRST = 1;
   private static final int SECOND = 2;
 
-  /** The tag that marks a clone as a leg of {@code race}, and the target it goes to. */
-  record Leg(HedgedAttempt race, Target target, boolean isHedge) {
-    Response proceed(Interceptor.Chain chain) throws IOException {
-      if (isHedge) {
-        race.hedgeReachedTheInterceptor();
-      }
+  /** The hedge's leg: a clone sent to the hedge's target. */
+  private static final class HedgeLeg implements RaceLeg {
+    private final HedgedAttempt race;
+    private final Target target;
+
+    HedgeLeg(HedgedAttempt race, Target target) {
+      this.race = race;
+      this.target = target;
+    }
+
+    @Override
+    public Response proceed(Interceptor.Chain chain) throws IOException {
+      race.hedgeReachedTheInterceptor();
       return chain.proceed(race.owner.rewrite(chain.request(), target));
     }
   }
@@ -113,14 +120,19 @@ final class HedgedAttempt extends EventListener implements Runnable {
     this.hedger = hedger;
     this.delayNanos = delayNanos;
     this.first = first;
-    this.firstLeg = leg(first.target(), false);
+    this.firstLeg = leg(this);
   }
 
-  private Call leg(Target target, boolean isHedge) {
+  private Call leg(RaceLeg tag) {
     Call leg = call.clone();
-    Leg tag = new Leg(this, target, isHedge);
-    leg.tag(Leg.class, () -> tag);
+    leg.tag(RaceLeg.TAG, tag);
     return leg;
+  }
+
+  /** The first leg, back in the interceptor: sent to the first attempt's target. */
+  @Override
+  public Response proceed(Interceptor.Chain chain) throws IOException {
+    return chain.proceed(owner.rewrite(chain.request(), first.target()));
   }
 
   /** The attempt whose response {@link #race} returned. */
@@ -285,7 +297,7 @@ final class HedgedAttempt extends EventListener implements Runnable {
         route.metrics.hedge(CallMetrics.HEDGE_BUDGET_EXHAUSTED);
         return;
       }
-      leg = leg(pick.target(), true);
+      leg = leg(new HedgeLeg(this, pick.target()));
       second = new Attempt(pick, call, route); // cancelled (released) when the caller's call is, as the first
       secondLeg = leg;
       secondTarget = pick.target();

@@ -150,7 +150,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
       throw new IllegalStateException(NETWORK_INTERCEPTOR_MESSAGE);
     }
     if (hedger != null) {
-      HedgedAttempt.Leg leg = chain.call().tag(HedgedAttempt.Leg.class);
+      RaceLeg leg = chain.call().tag(RaceLeg.TAG);
       if (leg != null) {
         return leg.proceed(chain); // one copy of a hedged call, already balanced
       }
