@@ -63,17 +63,21 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
     }
   }
 
-  /** What one leg's {@code execute()} gave. */
+  /** What one leg's {@code execute()} gave, once a hedge may race it. */
   private static final class Outcome {
     final Attempt attempt;
     final long startNanos;
-    @Nullable Response response;
-    @Nullable IOException failure;
-    @Nullable Throwable bug; // a RuntimeException or an Error: a bug, not the target's fault
+    final @Nullable Response response;
+    final @Nullable IOException failure;
+    final @Nullable Throwable bug; // a RuntimeException or an Error: a bug, not the target's fault
 
-    Outcome(Attempt attempt, long startNanos) {
+    Outcome(Attempt attempt, long startNanos, @Nullable Response response, @Nullable IOException failure,
+        @Nullable Throwable bug) {
       this.attempt = attempt;
       this.startNanos = startNanos;
+      this.response = response;
+      this.failure = failure;
+      this.bug = bug;
     }
   }
 
@@ -156,12 +160,28 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
       firstLeg.cancel();
     }
     hedger.scheduler.arm(this, delayNanos);
-    Outcome f = execute(firstLeg, first, hedger.ticker.getAsLong());
+    // The first leg's outcome stays in locals until a hedge may race it: a call answered before
+    // the timer fired allocates no Outcome. The same steps as execute() (which the hedge uses).
+    long start = hedger.ticker.getAsLong();
+    Response response = null;
+    IOException failure = null;
+    Throwable bug = null;
+    try {
+      response = firstLeg.execute();
+      if (usable(response)) {
+        record(first, start);
+      }
+    } catch (IOException e) {
+      failure = e;
+    } catch (RuntimeException | Error e) { // the unhedged path lets these through too, once the pick is settled
+      bug = e;
+    }
     if (HEDGE.compareAndSet(this, PENDING, CLOSED)) { // answered before the timer fired: no race at all
       hedger.scheduler.disarm(this);
-      chosen = f.attempt;
-      return unwrap(f, null);
+      chosen = first;
+      return unwrap(first, response, failure, bug, null);
     }
+    Outcome f = new Outcome(first, start, response, failure, bug);
     Outcome other = null;
     Outcome result = f;
     boolean cancelSecond = false;
@@ -380,29 +400,34 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
   }
 
   private Outcome execute(Call leg, Attempt attempt, long startNanos) {
-    Outcome outcome = new Outcome(attempt, startNanos);
+    Response response = null;
+    IOException failure = null;
+    Throwable bug = null;
     try {
-      outcome.response = leg.execute();
-      if (usable(outcome)) {
-        record(outcome);
+      response = leg.execute();
+      if (usable(response)) {
+        record(attempt, startNanos);
       }
     } catch (IOException e) {
-      outcome.failure = e;
+      failure = e;
     } catch (RuntimeException | Error e) { // the unhedged path lets these through too, once the pick is settled
-      outcome.bug = e;
+      bug = e;
     }
-    return outcome;
+    return new Outcome(attempt, startNanos, response, failure, bug);
   }
 
   private boolean usable(Outcome outcome) {
-    Response response = outcome.response;
+    return usable(outcome.response);
+  }
+
+  private boolean usable(@Nullable Response response) {
     return response != null && !owner.isFailure(response.code());
   }
 
-  private void record(Outcome outcome) {
+  private void record(Attempt attempt, long startNanos) {
     Hedger.RouteHedging stats = route.hedging;
     if (stats != null) {
-      hedger.recordLatency(stats, outcome.attempt.target(), hedger.ticker.getAsLong() - outcome.startNanos);
+      hedger.recordLatency(stats, attempt.target(), hedger.ticker.getAsLong() - startNanos);
     }
   }
 
@@ -429,7 +454,7 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
       loser.attempt.abandon();
     } else {
       if (cancelledByRace && !call.isCanceled() && !failedOnItsOwn(loser.failure)) {
-        record(loser); // cancelled because the other leg won: its response time is at least this
+        record(loser.attempt, loser.startNanos); // cancelled because the other leg won: its response time is at least this
         loser.attempt.superseded();
       } else {
         loser.attempt.complete(loser.failure);
@@ -445,22 +470,25 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
 
   /** The chosen outcome's response, or its failure (then both attempts are complete). */
   private Response unwrap(Outcome result, @Nullable Outcome other) throws IOException {
-    if (result.response != null) {
-      return result.response;
+    return unwrap(result.attempt, result.response, result.failure, result.bug, other);
+  }
+
+  private static Response unwrap(Attempt attempt, @Nullable Response response, @Nullable IOException failure,
+      @Nullable Throwable bug, @Nullable Outcome other) throws IOException {
+    if (response != null) {
+      return response;
     }
-    Throwable bug = result.bug;
     if (bug != null) {
-      result.attempt.abandon();
+      attempt.abandon();
       if (bug instanceof Error error) {
         throw error;
       }
       throw (RuntimeException) bug;
     }
-    IOException failure = result.failure;
     if (failure == null) {
       throw new IllegalStateException("a leg without an outcome"); // unreachable: execute sets one
     }
-    result.attempt.complete(failure);
+    attempt.complete(failure);
     if (other != null && other.failure != null && other.failure != failure) {
       failure.addSuppressed(other.failure);
     }
