@@ -132,12 +132,14 @@ final class BalancedCall {
     }
     Attempt answered = attempt; // the hedge, if a hedge answered for this attempt
     try {
-      HedgedAttempt hedged = attempts == 1 ? hedge(attempt) : null;
-      if (hedged == null) {
+      Hedger hedger = attempts == 1 ? interceptor.hedger : null;
+      long hedgeDelay = hedger != null ? hedgeDelayNanos(hedger, attempt) : -1;
+      if (hedger == null || hedgeDelay < 0) {
         response = send(attempt);
       } else {
+        HedgedAttempt hedged = new HedgedAttempt(this, route, hedger, attempt);
         try {
-          response = hedged.race();
+          response = hedged.race(hedgeDelay);
           answered = hedged.chosen();
         } finally {
           Target hedge = hedged.hedgeTarget();
@@ -187,17 +189,21 @@ final class BalancedCall {
   }
 
   /**
-   * The race for the first attempt of a hedgeable call, or null to send it plainly: not hedgeable,
-   * or no delay known yet. The attempt's pick moves to the race's first leg.
+   * The hedge delay of the first attempt of a hedgeable call, or -1 to send it plainly: not
+   * hedgeable, or no delay known yet. When hedged, the attempt's pick moves to the race's first leg.
    */
-  private @Nullable HedgedAttempt hedge(Attempt attempt) {
-    Hedger hedger = interceptor.hedger;
+  private long hedgeDelayNanos(Hedger hedger, Attempt attempt) {
     Hedger.RouteHedging hedging = route.hedging;
-    if (!hedgeable || hedger == null || hedging == null) {
-      return null;
+    if (!hedgeable || hedging == null) {
+      return -1;
     }
     long delay = hedger.hedgeDelayNanos(hedging, attempt.target(), hedger.ticker.getAsLong());
-    return delay < 0 ? null : new HedgedAttempt(this, call, route, hedger, delay, attempt);
+    return delay < 0 ? -1 : delay;
+  }
+
+  /** The caller's call. */
+  Call call() {
+    return call;
   }
 
   @Nullable String affinityKey() {

@@ -82,10 +82,8 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
   }
 
   private final BalancedCall owner;
-  private final Call call;
   private final ServiceRoute route;
   private final Hedger hedger;
-  private final long delayNanos;
   private final Attempt first;
   private final Call firstLeg;
 
@@ -117,18 +115,18 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
   private volatile @Nullable Target secondTarget;
   private @Nullable Attempt chosen;
 
-  HedgedAttempt(BalancedCall owner, Call call, ServiceRoute route, Hedger hedger, long delayNanos, Attempt first) {
+  // Fields are few on purpose: every hedgeable call allocates this object, hedged or not. The
+  // caller's call is the owner's, and the delay goes straight to the timer.
+  HedgedAttempt(BalancedCall owner, ServiceRoute route, Hedger hedger, Attempt first) {
     this.owner = owner;
-    this.call = call;
     this.route = route;
     this.hedger = hedger;
-    this.delayNanos = delayNanos;
     this.first = first;
     this.firstLeg = leg(this);
   }
 
   private Call leg(RaceLeg tag) {
-    Call leg = call.clone();
+    Call leg = owner.call().clone();
     leg.tag(RaceLeg.TAG, tag);
     return leg;
   }
@@ -154,7 +152,8 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
    * Runs the race on the caller's thread: the response of the chosen attempt (not yet completed:
    * the loop reports and tracks it), or the failure when every leg failed (then all are completed).
    */
-  Response race() throws IOException {
+  Response race(long delayNanos) throws IOException {
+    Call call = owner.call();
     call.addEventListener(this);
     if (call.isCanceled()) {
       firstLeg.cancel();
@@ -318,7 +317,7 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
         return;
       }
       leg = leg(new HedgeLeg(this, pick.target()));
-      second = new Attempt(pick, call, route); // cancelled (released) when the caller's call is, as the first
+      second = new Attempt(pick, owner.call(), route); // cancelled (released) when the caller's call is, as the first
       secondLeg = leg;
       secondTarget = pick.target();
       hedge = SENT;
@@ -328,7 +327,7 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
     if (stats != null) {
       stats.counts.hedge();
     }
-    if (call.isCanceled()) {
+    if (owner.call().isCanceled()) {
       leg.cancel();
     }
     Outcome s = execute(leg, second, hedger.ticker.getAsLong());
@@ -453,7 +452,7 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
     } else if (loser.bug != null) {
       loser.attempt.abandon();
     } else {
-      if (cancelledByRace && !call.isCanceled() && !failedOnItsOwn(loser.failure)) {
+      if (cancelledByRace && !owner.call().isCanceled() && !failedOnItsOwn(loser.failure)) {
         record(loser.attempt, loser.startNanos); // cancelled because the other leg won: its response time is at least this
         loser.attempt.superseded();
       } else {
