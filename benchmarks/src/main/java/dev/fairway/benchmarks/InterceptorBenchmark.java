@@ -15,6 +15,10 @@ import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
+import kotlin.jvm.JvmClassMappingKt;
+import kotlin.jvm.functions.Function0;
+import kotlin.reflect.KClass;
+import okhttp3.Call;
 import okhttp3.ConnectionPool;
 import okhttp3.Interceptor;
 import okhttp3.OkHttpClient;
@@ -53,6 +57,11 @@ import org.openjdk.jmh.annotations.Warmup;
  *       on, its delay so long (1 h) that no hedge is ever sent: what hedging costs every call that
  *       does not need a hedge (the clone of the call, the hedge timer set and cancelled, the
  *       listener on the caller's call). Hedges themselves are not measured here.
+ *   <li>{@code clonedNoNetwork}: as {@code plainNoNetwork} with a first interceptor that sends
+ *       each call as a tagged clone ({@code call.clone()}, one tag, {@code execute()}), the way
+ *       hedging sends its first copy, and nothing of Fairway's: OkHttp's own share of {@code
+ *       hedgedNoNetwork} minus {@code balancedNoNetwork}, the least any hedging that gives each
+ *       copy a call of its own can allocate.
  * </ul>
  */
 @State(Scope.Benchmark)
@@ -75,6 +84,7 @@ public class InterceptorBenchmark {
   OkHttpClient balancedCanned;
   OkHttpClient hedgedCanned;
   OkHttpClient hedgedPercentileCanned;
+  OkHttpClient clonedCanned;
   Request plainRequest;
   Request balancedRequest;
 
@@ -116,6 +126,7 @@ public class InterceptorBenchmark {
     LoadBalancingInterceptor percentile = LoadBalancingInterceptor.builder().service("orders", balancer)
         .hedging(HedgingPolicy.percentile(99.9)).build();
     hedgedPercentileCanned = base0.newBuilder().addInterceptor(percentile).addInterceptor(canned).build();
+    clonedCanned = base0.newBuilder().addInterceptor(InterceptorBenchmark::asClone).addInterceptor(canned).build();
 
     plainRequest = new Request.Builder().url("http://127.0.0.1:" + port + "/hello").build();
     balancedRequest = new Request.Builder().url("http://orders/hello").build();
@@ -134,6 +145,27 @@ public class InterceptorBenchmark {
         .message("OK")
         .body(ResponseBody.create(BODY, null))
         .build();
+  }
+
+  /** The tag of {@code clonedNoNetwork}'s clones; its own supplier, keyed by one {@code KClass}. */
+  private static final class CloneMark implements Function0<CloneMark> {
+    static final CloneMark INSTANCE = new CloneMark();
+    static final KClass<CloneMark> KEY = JvmClassMappingKt.getKotlinClass(CloneMark.class);
+
+    @Override
+    public CloneMark invoke() {
+      return this;
+    }
+  }
+
+  /** Sends an untagged call as a tagged clone; the clone goes on down the chain. */
+  private static Response asClone(Interceptor.Chain chain) throws IOException {
+    if (chain.call().tag(CloneMark.KEY) != null) {
+      return chain.proceed(chain.request());
+    }
+    Call clone = chain.call().clone();
+    clone.tag(CloneMark.KEY, CloneMark.INSTANCE);
+    return clone.execute();
   }
 
   @TearDown
@@ -179,6 +211,11 @@ public class InterceptorBenchmark {
   @Benchmark
   public int hedgedNoNetwork() throws IOException {
     return call(hedgedCanned, balancedRequest);
+  }
+
+  @Benchmark
+  public int clonedNoNetwork() throws IOException {
+    return call(clonedCanned, plainRequest);
   }
 
   /**
