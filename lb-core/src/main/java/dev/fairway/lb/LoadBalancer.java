@@ -192,6 +192,41 @@ public final class LoadBalancer implements AutoCloseable {
    */
   public @Nullable Pick pickWithFreeWorker(@Nullable String affinityKey, @Nullable Set<Target> exclude)
       throws NoTargetAvailableException {
+    return pickAmongFree(affinityKey, exclude, null);
+  }
+
+  /**
+   * A pick like {@link #pickWithFreeWorker(String, Set)}, where a target that is not known to have
+   * a free worker (one known busy, or one about which nothing tells) is a candidate only if {@code
+   * judge} accepts it: the caller's judgement of whether a copy that waits there still pays (the
+   * OkHttp interceptor's hedges compare the target's response times with how long the first copy
+   * has run). A target known to have a free worker is always a candidate. Null, with no slot taken,
+   * when no candidate is left. {@code judge} runs on the calling thread, at most once per target.
+   *
+   * @throws NoTargetAvailableException as {@link #pick(String, Set)}, when no target can be chosen at all
+   */
+  public @Nullable Pick pickWithFreeWorker(@Nullable String affinityKey, @Nullable Set<Target> exclude,
+      QueueJudge judge) throws NoTargetAvailableException {
+    return pickAmongFree(affinityKey, exclude, java.util.Objects.requireNonNull(judge, "judge"));
+  }
+
+  /** What {@link #pickWithFreeWorker(String, Set, QueueJudge)} asks about a target not known to have a free worker. */
+  @FunctionalInterface
+  public interface QueueJudge {
+    /**
+     * Whether an extra copy of a call may still go to {@code target}, which may have to wait there:
+     * {@code knownBusy} when a fresh load report or the learned concurrency says every worker is
+     * busy, false when nothing this balancer knows tells.
+     */
+    boolean mayQueue(Target target, boolean knownBusy);
+  }
+
+  /**
+   * Both {@code pickWithFreeWorker}s. Without a judge, a target not known to be busy is a
+   * candidate; with one, a target not known to have a free worker is one only if it accepts it.
+   */
+  private @Nullable Pick pickAmongFree(@Nullable String affinityKey, @Nullable Set<Target> exclude,
+      @Nullable QueueJudge judge) throws NoTargetAvailableException {
     long now = ticker.getAsLong();
     TrackedTarget[] pickable = updater.published().snapshot.pickable;
     boolean alone = !otherClients.present(now);
@@ -203,7 +238,11 @@ public final class LoadBalancer implements AutoCloseable {
         continue;
       }
       candidates++;
-      if (t.freeWorker(now, alone) == TargetLoad.WORKERS_BUSY) {
+      int free = t.freeWorker(now, alone);
+      boolean leftOut = judge == null
+          ? free == TargetLoad.WORKERS_BUSY
+          : free != TargetLoad.WORKER_FREE && !judge.mayQueue(t.target, free == TargetLoad.WORKERS_BUSY);
+      if (leftOut) {
         if (busy == null) {
           busy = exclude == null ? new HashSet<>() : new HashSet<>(exclude);
         }
