@@ -23,6 +23,8 @@ final class Attempt implements Runnable {
   private final ServiceRoute route;
   private final CallMetrics.TargetTimers timers;
   private final long startNanos;
+  /** When the attempt was sent, by the hedging ticker; 0 on a route without hedging. */
+  private final long sentNanos;
   /** 0, or the status that makes this attempt a failure; set before the response is handed on. */
   private int failureStatus;
   @SuppressWarnings("UnusedVariable") // read and written through DONE, which Error Prone does not see
@@ -34,6 +36,8 @@ final class Attempt implements Runnable {
     this.route = route;
     this.timers = route.metrics.timers(pick.target());
     this.startNanos = route.metrics.startNanos();
+    Hedger.RouteHedging hedging = route.hedging;
+    this.sentNanos = hedging == null ? 0 : hedging.nowNanos();
   }
 
   Target target() {
@@ -47,6 +51,10 @@ final class Attempt implements Runnable {
    */
   void responded(int code, boolean isFailure, String loadReport) {
     pick.recordLatency();
+    Hedger.RouteHedging hedging = route.hedging;
+    if (hedging != null && !hedging.losers.isEmpty()) {
+      hedging.losers.completed(pick.target(), sentNanos, hedging.nowNanos()); // the target got past what it held
+    }
     if (loadReport != null) {
       reportLoad(loadReport);
     }
@@ -85,15 +93,29 @@ final class Attempt implements Runnable {
   }
 
   /**
-   * The other copy of a hedged call won: frees the slot, records no failure, and gives the pick the
-   * time this copy ran as a lower bound of its latency ({@link Pick#superseded}); times the attempt
-   * as cancelled.
+   * The other copy of a hedged call won: records no failure, times the attempt as cancelled, and
+   * gives the pick the time this copy ran as a lower bound of its latency ({@link Pick#superseded}).
+   * If the copy was {@code answered} its slot is freed now; if it was cancelled before its answer,
+   * its server most likely still works on it, and {@link HeldLosers} keeps the slot until then.
    */
-  void superseded() {
+  void superseded(boolean answered) {
     if (DONE.compareAndSet(this, 0, 1)) {
-      pick.superseded();
+      Hedger.RouteHedging hedging = route.hedging;
+      if (!answered && hedging != null && hedging.losers.holds()) {
+        hedging.losers.hold(pick.target(), this::releaseHeld, sentNanos, hedging.nowNanos()); // the server is still on it: see HeldLosers
+      } else {
+        pick.superseded();
+      }
       route.metrics.attempt(timers, CallMetrics.Outcome.CANCELLED, startNanos);
     }
+  }
+
+  /**
+   * A superseded copy held by {@link HeldLosers} is released now, its server presumably done: frees
+   * the slot, and the time until now is the lower bound of its latency.
+   */
+  void releaseHeld() {
+    pick.superseded();
   }
 
   /** A later interceptor threw a non-I/O exception: a bug there, not the target's fault. Frees the slot only. */

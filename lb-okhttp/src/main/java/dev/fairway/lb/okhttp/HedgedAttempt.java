@@ -114,6 +114,9 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
   private volatile @Nullable Call secondLeg;
   private volatile @Nullable Target secondTarget;
   private @Nullable Attempt chosen;
+  // The hedge delay: written before the timer is armed, read on the hedge's thread after it fired
+  // (the timer's queue orders the two); how long the first copy has run when the hedge is picked.
+  private long delayNanos;
 
   // Fields are few on purpose: every hedgeable call allocates this object, hedged or not. The
   // caller's call is the owner's, and the delay goes straight to the timer.
@@ -158,6 +161,7 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
     if (call.isCanceled()) {
       firstLeg.cancel();
     }
+    this.delayNanos = delayNanos;
     hedger.scheduler.arm(this, delayNanos);
     // The first leg's outcome stays in locals until a hedge may race it: a call answered before
     // the timer fired allocates no Outcome. The same steps as execute() (which the hedge uses).
@@ -298,7 +302,7 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
     if (!HEDGE.compareAndSet(this, PENDING, SENDING)) {
       return; // the first copy answered meanwhile
     }
-    Pick pick = hedger.pickHedge(route, owner.affinityKey(), first.target());
+    Pick pick = hedger.pickHedge(route, owner.affinityKey(), first.target(), delayNanos);
     if (pick == null) {
       close(); // a single target, or every other one ejected: a hedge would go nowhere
       return;
@@ -443,7 +447,7 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
     Response response = loser.response;
     if (response != null) {
       if (usable(loser)) {
-        loser.attempt.superseded();
+        loser.attempt.superseded(true); // its server answered: the slot is free
       } else {
         loser.attempt.responded(response.code(), true, response.header(LoadReportHeader.NAME));
         loser.attempt.complete(null);
@@ -454,7 +458,7 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
     } else {
       if (cancelledByRace && !owner.call().isCanceled() && !failedOnItsOwn(loser.failure)) {
         record(loser.attempt, loser.startNanos); // cancelled because the other leg won: its response time is at least this
-        loser.attempt.superseded();
+        loser.attempt.superseded(false); // its server most likely still works on it: held (HeldLosers)
       } else {
         loser.attempt.complete(loser.failure);
       }

@@ -85,15 +85,40 @@ final class Hedger {
   }
 
   /**
-   * The target of a hedge whose timer fired, or null to send none: a single target, every other one
-   * ejected, or every other one known to be busy ({@link LoadBalancer#pickWithFreeWorker}; counted
-   * as {@code fairway.hedges{result=no_capacity}}: a hedge there would queue behind, or displace,
-   * another call, so at saturation hedging turns itself down). Called on a hedge thread, at most
-   * once per call; the pick is the hedge's from then on.
+   * The target of a hedge whose timer fired, after the first copy to {@code first} has run {@code
+   * elapsedNanos}, or null to send none: a single target, every other one ejected, or no other one
+   * where a hedge is likely to pay (counted as {@code fairway.hedges{result=no_capacity}}). Called
+   * on a hedge thread, at most once per call; the pick is the hedge's from then on.
+   *
+   * <p>A target known to have a free worker ({@link LoadBalancer#pickWithFreeWorker}) may take the
+   * hedge. One known to be busy, or about which nothing tells (a fleet without load reports), may
+   * take it only if the hedge is likely to answer first although it waits there: the target's
+   * median response time (as this client sees it, queueing included) is at most half of {@code
+   * elapsedNanos}, and shorter than the time by which the first target's responses slower than the
+   * delay overran it, on average ({@link LatencyWindow#tailWaitNanos}). So a call stuck behind a
+   * rare slow response (a pause, a noisy neighbour: a long tail) is hedged into a short queue, while
+   * at saturation with a tail of mere queueing, where a hedge would only displace another call and
+   * come back no sooner, hedging turns itself down. A target with too few responses of its own is
+   * judged by the service's median. With a fixed delay no response times are kept, and while no
+   * response was ever slower than the delay nothing tells what waiting costs: then any target not
+   * known to be busy may take the hedge.
    */
-  @Nullable Pick pickHedge(ServiceRoute route, @Nullable String affinityKey, Target first) {
+  @Nullable Pick pickHedge(ServiceRoute route, @Nullable String affinityKey, Target first, long elapsedNanos) {
     try {
-      Pick pick = route.loadBalancer.pickWithFreeWorker(affinityKey, Set.of(first));
+      RouteHedging hedging = route.hedging;
+      long firstTailWait = hedging == null ? -1 : hedging.tailWaitNanos(first);
+      Pick pick;
+      if (hedging == null || firstTailWait < 0) { // a fixed delay: no response times to judge by
+        pick = route.loadBalancer.pickWithFreeWorker(affinityKey, Set.of(first));
+      } else {
+        pick = route.loadBalancer.pickWithFreeWorker(affinityKey, Set.of(first), (target, knownBusy) -> {
+          long median = hedging.medianNanos(target);
+          if (median < 0) { // too few responses to judge by: as with a fixed delay
+            return !knownBusy;
+          }
+          return median < firstTailWait && 2 * median <= elapsedNanos;
+        });
+      }
       if (pick == null) {
         route.metrics.hedge(CallMetrics.HEDGE_NO_CAPACITY);
       }
@@ -116,7 +141,7 @@ final class Hedger {
     double p = policy.percentileValue();
     return new RouteHedging(Double.isNaN(p) ? null : new LatencyWindow(p, ticker.getAsLong()), p, ticker,
         policy.fixedDelayNanos(), new RecentCounts(ticker),
-        new RetryBudget(policy.percentCanHedge(), policy.minHedgesPerSecond(), ticker));
+        new RetryBudget(policy.percentCanHedge(), policy.minHedgesPerSecond(), ticker), policy.loserHoldNanos());
   }
 
   private static ThreadFactory daemon(String prefix) {
@@ -150,15 +175,18 @@ final class Hedger {
     private volatile long nextSweepNanos;
     private final long fixedDelayNanos;
     final RecentCounts counts;
+    /** Copies that lost a race, whose slots are held while their servers presumably still work on them. */
+    final HeldLosers losers;
     /** The hedges' own budget (the policy's share of hedgeable calls); the retry budget comes on top. */
     final RetryBudget budget;
 
     RouteHedging(@Nullable LatencyWindow window, long fixedDelayNanos, RecentCounts counts, RetryBudget budget) {
-      this(window, Double.NaN, System::nanoTime, fixedDelayNanos, counts, budget);
+      this(window, Double.NaN, System::nanoTime, fixedDelayNanos, counts, budget, HedgingPolicy.DEFAULT_LOSER_HOLD.toNanos());
     }
 
     RouteHedging(@Nullable LatencyWindow window, double percentile, LongSupplier ticker, long fixedDelayNanos,
-        RecentCounts counts, RetryBudget budget) {
+        RecentCounts counts, RetryBudget budget, long loserHoldNanos) {
+      this.losers = new HeldLosers(loserHoldNanos);
       this.window = window;
       this.percentile = percentile;
       this.ticker = ticker;
@@ -166,6 +194,10 @@ final class Hedger {
       this.counts = counts;
       this.budget = budget;
       this.nextSweepNanos = ticker.getAsLong() + SWEEP_NANOS;
+    }
+
+    long nowNanos() {
+      return ticker.getAsLong();
     }
 
     /** The service-wide delay before a hedge of a call starting now, or -1 for none. */
@@ -179,6 +211,7 @@ final class Hedger {
      * (the service's window is not full yet).
      */
     long delayNanos(Target target, long nowNanos) {
+      losers.expire(nowNanos); // one volatile read while nothing is held
       LatencyWindow service = window;
       if (service == null) {
         return fixedDelayNanos;
@@ -193,6 +226,28 @@ final class Hedger {
       LatencyWindow own = byTarget.get(target);
       long ownDelay = own == null ? -1 : own.delayNanos(nowNanos);
       return ownDelay >= 0 ? ownDelay : serviceDelay;
+    }
+
+    /**
+     * How long, on average, {@code target}'s responses slower than its hedge delay took beyond it
+     * (the service's figure while the target has no window of its own); -1 when not known.
+     */
+    long tailWaitNanos(Target target) {
+      LatencyWindow own = byTarget.get(target);
+      long wait = own == null ? -1 : own.tailWaitNanos();
+      LatencyWindow service = window;
+      return wait >= 0 || service == null ? wait : service.tailWaitNanos();
+    }
+
+    /**
+     * The median response time of {@code target} (the service's while the target's own window has
+     * too few responses), or -1 when not known.
+     */
+    long medianNanos(Target target) {
+      LatencyWindow own = byTarget.get(target);
+      long median = own == null ? -1 : own.medianNanos();
+      LatencyWindow service = window;
+      return median >= 0 || service == null ? median : service.medianNanos();
     }
 
     /** A usable response time of one copy; nothing for a fixed delay. */

@@ -27,8 +27,14 @@ import org.jspecify.annotations.Nullable;
  * dev.fairway.lb.LoadBalancer#pickWithFreeWorker}): when every other target is known to be busy
  * (by a fresh load report, or by the concurrency the balancer learned from its own calls while it
  * is their only client), no hedge is sent, counted as {@code fairway.hedges{result=no_capacity}}.
- * At saturation hedging so turns itself down instead of displacing calls; where neither signal
- * tells (a fleet of clients without load reports), hedges go out as the budgets allow.
+ * A target known to be busy, or about which neither signal tells (a fleet of clients without load
+ * reports), may still take the hedge of a percentile policy when the hedge is likely to answer
+ * first although it waits there: its median response time is at most half of the time the first
+ * copy has run, and shorter than the time by which the first copy's target's responses slower than
+ * the delay overran it, on average. A call stuck behind a rare slow response is so hedged into a
+ * short queue, while at saturation with a tail of mere queueing hedging turns itself down instead
+ * of displacing calls. A fixed-delay policy keeps no response times: any target not known to be
+ * busy may take its hedge.
  *
  * <p>Two budgets bound the extra load. Hedges have one of their own, {@link #withBudget(double,
  * int)}: by default at most 5% of a service's hedgeable calls plus one hedge a second (so that
@@ -41,7 +47,8 @@ import org.jspecify.annotations.Nullable;
  * included, go on working on a request whose caller has gone until they write the response. At a
  * load that keeps every worker busy each hedge therefore displaces another call, and throughput
  * drops by about the hedge share; hedging pays where there is capacity to spare, which is why a
- * hedge goes only where a worker may be free (above).
+ * hedge goes only where a worker may be free (above), and why a copy that lost keeps its in-flight
+ * slot for a while ({@link #withLoserHold}).
  *
  * <p>Immutable and thread-safe.
  */
@@ -52,13 +59,22 @@ public final class HedgingPolicy {
   public static final double DEFAULT_PERCENT_CAN_HEDGE = 0.05;
   /** The default hedges a second a service may have on top of its share. */
   public static final int DEFAULT_MIN_HEDGES_PER_SECOND = 1;
+  /** The default longest time a cancelled losing copy keeps its in-flight slot: {@link #withLoserHold}. */
+  public static final Duration DEFAULT_LOSER_HOLD = Duration.ofSeconds(10);
 
   private final long fixedDelayNanos; // -1 for a percentile policy
   private final double percentile; // NaN for a fixed policy
   private final double percentCanHedge;
   private final int minHedgesPerSecond;
+  private final long loserHoldNanos;
 
   private HedgingPolicy(long fixedDelayNanos, double percentile, double percentCanHedge, int minHedgesPerSecond) {
+    this(fixedDelayNanos, percentile, percentCanHedge, minHedgesPerSecond, DEFAULT_LOSER_HOLD.toNanos());
+  }
+
+  private HedgingPolicy(long fixedDelayNanos, double percentile, double percentCanHedge, int minHedgesPerSecond,
+      long loserHoldNanos) {
+    this.loserHoldNanos = loserHoldNanos;
     this.fixedDelayNanos = fixedDelayNanos;
     this.percentile = percentile;
     this.percentCanHedge = percentCanHedge;
@@ -105,7 +121,31 @@ public final class HedgingPolicy {
     Args.requireArgument(percentCanHedge >= 0.0 && percentCanHedge <= 1.0, "percentCanHedge", percentCanHedge, "0.0..1.0");
     Args.requireArgument(minHedgesPerSecond >= 0 && minHedgesPerSecond <= 10_000,
         "minHedgesPerSecond", minHedgesPerSecond, "0..10000");
-    return new HedgingPolicy(fixedDelayNanos, percentile, percentCanHedge, minHedgesPerSecond);
+    return new HedgingPolicy(fixedDelayNanos, percentile, percentCanHedge, minHedgesPerSecond, loserHoldNanos);
+  }
+
+  /**
+   * How long at most a copy that lost the race and was cancelled before its answer keeps its
+   * in-flight slot on its target (default {@link #DEFAULT_LOSER_HOLD}). Most servers go on working
+   * on a request whose caller has gone, so the slot stays held until a copy sent to that target
+   * after it answers (a server that serves in order has then got to it), or until this hold ends.
+   * Released at the cancel instead, that work would be hidden from the balancer: at saturation the
+   * target whose calls were hedged would look free, get more calls, and queue them behind work
+   * nobody waits for. {@link Duration#ZERO} releases at the cancel: for servers that stop work on a
+   * request as soon as its caller cancels it.
+   *
+   * @param maxHold 0 .. 10 min
+   * @throws IllegalArgumentException naming the field and value if out of range
+   */
+  public HedgingPolicy withLoserHold(Duration maxHold) {
+    Args.requireArgument(maxHold != null && !maxHold.isNegative() && maxHold.compareTo(Duration.ofMinutes(10)) <= 0,
+        "maxHold", maxHold, "0s..10m");
+    return new HedgingPolicy(fixedDelayNanos, percentile, percentCanHedge, minHedgesPerSecond, maxHold.toNanos());
+  }
+
+  /** The longest a cancelled losing copy keeps its slot, in nanoseconds; 0 to release at the cancel. */
+  long loserHoldNanos() {
+    return loserHoldNanos;
   }
 
   /** The share of hedgeable calls that may get a hedge. */
@@ -133,19 +173,20 @@ public final class HedgingPolicy {
     return o instanceof HedgingPolicy other && other.fixedDelayNanos == fixedDelayNanos
         && Double.compare(other.percentile, percentile) == 0
         && Double.compare(other.percentCanHedge, percentCanHedge) == 0
-        && other.minHedgesPerSecond == minHedgesPerSecond;
+        && other.minHedgesPerSecond == minHedgesPerSecond && other.loserHoldNanos == loserHoldNanos;
   }
 
   @Override
   public int hashCode() {
     return ((Long.hashCode(fixedDelayNanos) * 31 + Double.hashCode(percentile)) * 31
-        + Double.hashCode(percentCanHedge)) * 31 + minHedgesPerSecond;
+        + Double.hashCode(percentCanHedge)) * 31 + minHedgesPerSecond + 961 * Long.hashCode(loserHoldNanos);
   }
 
   @Override
   public String toString() {
     String budget = ", percentCanHedge=" + String.format(Locale.ROOT, "%s", percentCanHedge)
-        + ", minHedgesPerSecond=" + minHedgesPerSecond + "}";
+        + ", minHedgesPerSecond=" + minHedgesPerSecond
+        + (loserHoldNanos == DEFAULT_LOSER_HOLD.toNanos() ? "" : ", loserHold=" + Duration.ofNanos(loserHoldNanos)) + "}";
     return fixedDelayNanos >= 0
         ? "HedgingPolicy{fixedDelay=" + Duration.ofNanos(fixedDelayNanos) + budget
         : "HedgingPolicy{percentile=" + String.format(Locale.ROOT, "%s", percentile) + budget;

@@ -3,6 +3,7 @@ package dev.fairway.lb.okhttp;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.HdrHistogram.Histogram;
+import org.HdrHistogram.HistogramIterationValue;
 import org.HdrHistogram.Recorder;
 
 /**
@@ -48,6 +49,8 @@ final class LatencyWindow {
   private long sliceStartNanos; // guarded by refreshing
   private volatile long nextRefreshNanos;
   private volatile long delayNanos = -1;
+  private volatile long medianNanos = -1;
+  private volatile long tailWaitNanos = -1;
   private final long createdNanos;
 
   LatencyWindow(double percentile, long nowNanos) {
@@ -107,6 +110,8 @@ final class LatencyWindow {
     delayNanos = sum.getTotalCount() < HedgingPolicy.MIN_SAMPLES
         ? -1
         : Math.max(MIN_DELAY_NANOS, TimeUnit.MICROSECONDS.toNanos(sum.getValueAtPercentile(percentile)));
+    medianNanos = delayNanos < 0 ? -1 : TimeUnit.MICROSECONDS.toNanos(sum.getValueAtPercentile(50));
+    tailWaitNanos = delayNanos < 0 ? -1 : tailWait(TimeUnit.NANOSECONDS.toMicros(delayNanos));
     nextRefreshNanos = nowNanos + (delayNanos < 0 ? UNKNOWN_REFRESH_NANOS : SLICE_NANOS);
   }
 
@@ -120,6 +125,36 @@ final class LatencyWindow {
     }
     delayNanos(nowNanos);
     return samples() == 0; // a value recorded since the last refresh may be lost with it: one response
+  }
+
+  /**
+   * Of the responses slower than {@code delayMicros}, how much longer than it they took on
+   * average, in nanoseconds; -1 when none was slower (nothing tells).
+   */
+  private long tailWait(long delayMicros) {
+    long count = 0;
+    double total = 0;
+    for (HistogramIterationValue v : sum.recordedValues()) {
+      long value = sum.highestEquivalentValue(v.getValueIteratedTo());
+      if (value > delayMicros) {
+        count += v.getCountAtValueIteratedTo();
+        total += (double) (value - delayMicros) * v.getCountAtValueIteratedTo();
+      }
+    }
+    return count == 0 ? -1 : TimeUnit.MICROSECONDS.toNanos((long) (total / count));
+  }
+
+  /**
+   * How much longer than the hedge delay a response that has not come by then takes, on average, as
+   * of the last refresh; -1 while too few responses are known, or none was slower than the delay.
+   */
+  long tailWaitNanos() {
+    return tailWaitNanos;
+  }
+
+  /** The median of the window as of the last refresh, or -1 while too few responses are known. */
+  long medianNanos() {
+    return medianNanos;
   }
 
   /** Values in the window as of the last refresh; for tests. */

@@ -39,6 +39,9 @@ final class ServiceRoute implements LoadBalancerListener {
   public void targetRemoved(Target target) {
     urls.forget(target);
     metrics.targetRemoved(target);
+    if (hedging != null) {
+      hedging.losers.forget(target);
+    }
   }
 
   @Override

@@ -47,6 +47,9 @@ import org.junit.jupiter.api.Test;
  * only bounds the waits.
  */
 class HedgeGuardsTest {
+  // These tests are about the race; a loser's held slot (HeldLosers) has tests of its own.
+  private static final Duration NO_HOLD = Duration.ZERO;
+
   private final Closer closer = new Closer();
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   private final ExecutorService hedgePool = Executors.newCachedThreadPool();
@@ -88,7 +91,7 @@ class HedgeGuardsTest {
 
   private LoadBalancingInterceptor.Builder interceptor(LoadBalancer lb) {
     return LoadBalancingInterceptor.builder().service("orders", lb).hedgeScheduler(held, hedgePool)
-        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50)));
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50)).withLoserHold(NO_HOLD));
   }
 
   /** A client with {@code before}, then the balancing interceptor, then {@code after} (either may be null). */
@@ -294,7 +297,7 @@ class HedgeGuardsTest {
     AtomicLong now = new AtomicLong();
     LoadBalancer lb = balancer(b);
     LoadBalancingInterceptor lbi = LoadBalancingInterceptor.builder().service("orders", lb).ticker(now::get)
-        .hedgeScheduler(held, hedgePool).hedging(HedgingPolicy.percentile(95.0)).build();
+        .hedgeScheduler(held, hedgePool).hedging(HedgingPolicy.percentile(95.0).withLoserHold(NO_HOLD)).build();
     Hedger.RouteHedging hedging = lbi.route("orders").hedging;
     for (int i = 0; i < HedgingPolicy.MIN_SAMPLES; i++) {
       hedging.record(TimeUnit.MILLISECONDS.toNanos(5));
@@ -404,7 +407,7 @@ class HedgeGuardsTest {
     }));
     LoadBalancer lb = balancer(b);
     OkHttpClient client = client(b, null, LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedgeScheduler(held, full).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build(), null);
+        .hedgeScheduler(held, full).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50)).withLoserHold(NO_HOLD)).build(), null);
 
     for (int i = 0; i < 2; i++) {
       try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {

@@ -34,6 +34,9 @@ import org.junit.jupiter.api.Test;
  * still tells the balancer how long it ran. Loopback MockWebServers; time faked where the test asserts it.
  */
 class HedgePolicyTest {
+  // These tests are about the race; a loser's held slot (HeldLosers) has tests of its own.
+  private static final Duration NO_HOLD = Duration.ZERO;
+
   private static final long MS = TimeUnit.MILLISECONDS.toNanos(1);
 
   private final Closer closer = new Closer();
@@ -91,7 +94,7 @@ class HedgePolicyTest {
     Hedger.Scheduler never = onArm((race, delayNanos) -> // records the delay; the hedge never fires
         scheduledMicros.add(TimeUnit.NANOSECONDS.toMicros(delayNanos)));
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .ticker(now::get).hedgeScheduler(never, hedgePool).hedging(HedgingPolicy.percentile(95.0)).build());
+        .ticker(now::get).hedgeScheduler(never, hedgePool).hedging(HedgingPolicy.percentile(95.0).withLoserHold(NO_HOLD)).build());
 
     for (int i = 0; i < 2 * HedgingPolicy.MIN_SAMPLES; i++) { // round robin: 100 on each
       get(client);
@@ -135,7 +138,7 @@ class HedgePolicyTest {
     // The hedge's choice runs on the caller's thread (a direct executor), inside arm: on a hedge
     // thread it could come after the instant first answer had closed the race, and decide nothing.
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedgeScheduler(firesWhenArmed, Runnable::run).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100))).build());
+        .hedgeScheduler(firesWhenArmed, Runnable::run).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100)).withLoserHold(NO_HOLD)).build());
     for (int i = 0; i < 3; i++) { // one call each: every target's report is now fresh, and busy
       get(client);
     }
@@ -150,6 +153,69 @@ class HedgePolicyTest {
     assertThat(hedges("sent")).isZero();
     assertThat(seen.get() - before).isEqualTo(1); // the first copy alone
     eventually("in-flight counts back to 0", () -> noneInFlight(lb));
+  }
+
+  /**
+   * Every target reported busy, as above, but with a percentile delay and response times to judge
+   * by. Each target's calls: half at 2 ms, 40% at 10 ms and 10% at {@code slowMillis}; the delay is
+   * the 90th percentile, about 10 ms, and the median about 2 ms. With a long tail (1 s) the call
+   * past the delay is likely stuck behind a slow response, and a hedge that waits behind a 2 ms
+   * median pays: it goes although the target is busy. With a tail of mere queueing (11 ms) it
+   * would come back no sooner than the first copy: none is sent.
+   */
+  private void hedgeIntoBusyTargets(int slowMillis) throws Exception {
+    Backends b = closer.add(Backends.start(3, i -> request -> new MockResponse.Builder().code(200).body("s" + i)
+        .addHeader(LoadReportHeader.NAME, "TEXT application_utilization=1.0, named_metrics.rif=8").build()));
+    LoadBalancer lb = closer.add(LoadBalancer.builder("orders").targets(b.targets()).strategy(Strategy.roundRobin())
+        .meterRegistry(registry).build());
+    AtomicBoolean armed = new AtomicBoolean();
+    Hedger.Scheduler firesWhenArmed = onArm((race, delayNanos) -> {
+      if (armed.get()) {
+        race.run();
+      }
+    });
+    AtomicLong now = new AtomicLong();
+    LoadBalancingInterceptor lbi = LoadBalancingInterceptor.builder().service("orders", lb).ticker(now::get)
+        .hedgeScheduler(firesWhenArmed, Runnable::run).hedging(HedgingPolicy.percentile(90.0).withLoserHold(NO_HOLD))
+        .build();
+    OkHttpClient client = b.client(lbi);
+    for (int i = 0; i < 3; i++) { // every target's report is now fresh, and busy; no delay known yet
+      get(client);
+    }
+    Hedger.RouteHedging hedging = lbi.route("orders").hedging;
+    for (int t = 0; t < 3; t++) {
+      for (int k = 0; k < 200; k++) {
+        int millis = k < 100 ? 2 : k < 180 ? 10 : slowMillis;
+        hedging.record(b.target(t), TimeUnit.MILLISECONDS.toNanos(millis));
+      }
+    }
+    now.addAndGet(TimeUnit.SECONDS.toNanos(1));
+    for (int t = 0; t < 3; t++) {
+      assertThat(hedging.delayNanos(b.target(t), now.get())).isBetween(
+          TimeUnit.MILLISECONDS.toNanos(9), TimeUnit.MILLISECONDS.toNanos(11));
+      assertThat(hedging.medianNanos(b.target(t))).isBetween(
+          TimeUnit.MICROSECONDS.toNanos(1900), TimeUnit.MICROSECONDS.toNanos(2100));
+    }
+    assertThat(lb.status()).allSatisfy(s -> assertThat(s.reportedInFlight()).isEqualTo(8.0));
+    armed.set(true);
+
+    get(client);
+    eventually("the hedge was decided", () -> hedges("sent") + hedges("no_capacity") == 1.0);
+    eventually("in-flight counts back to 0", () -> noneInFlight(lb));
+  }
+
+  @Test
+  void hedge_everyOtherTargetBusy_butTheFirstTargetsTailLong_goesToTheShortQueue() throws Exception {
+    hedgeIntoBusyTargets(1_000);
+    assertThat(hedges("sent")).isEqualTo(1.0);
+    assertThat(hedges("no_capacity")).isZero();
+  }
+
+  @Test
+  void hedge_everyOtherTargetBusy_andTheTailMereQueueing_isNotSent() throws Exception {
+    hedgeIntoBusyTargets(11);
+    assertThat(hedges("sent")).isZero();
+    assertThat(hedges("no_capacity")).isEqualTo(1.0);
   }
 
   /**
@@ -180,7 +246,7 @@ class HedgePolicyTest {
         .strategy(Strategy.leastResponseTime()).meterRegistry(registry).build());
     Hedger.Scheduler afterFirstArrival = onArm((race, delayNanos) -> held.set(race));
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100))).build());
+        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100)).withLoserHold(NO_HOLD)).build());
 
     int port = get(client);
     eventually("in-flight counts back to 0", () -> noneInFlight(lb));

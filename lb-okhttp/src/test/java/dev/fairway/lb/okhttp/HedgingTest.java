@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import mockwebserver3.MockResponse;
@@ -37,6 +38,9 @@ import org.junit.jupiter.api.Test;
  * hedge timer replaced where a test needs an exact count.
  */
 class HedgingTest {
+  // These tests are about the race; a loser's held slot (HeldLosers) has tests of its own.
+  private static final Duration NO_HOLD = Duration.ZERO;
+
   private static final MediaType TEXT = MediaType.get("text/plain; charset=utf-8");
 
   private final Closer closer = new Closer();
@@ -165,12 +169,85 @@ class HedgingTest {
     return lb.status().stream().mapToInt(TargetStatus::inFlight).sum() == 0;
   }
 
+  private static int inFlight(LoadBalancer lb, Backends b, int server) {
+    return lb.status().stream().filter(s -> s.target().equals(b.target(server))).mapToInt(TargetStatus::inFlight).sum();
+  }
+
+  @Test
+  void aLoserCancelledBeforeItsAnswer_keepsItsSlot_untilACallSentLaterToItsTargetAnswers() throws Exception {
+    Backends b = closer.add(firstSlow(2, slow(5_000, 200, "slow"), i -> Backends.ok("s" + i)));
+    LoadBalancer lb = balancer(b);
+    AtomicLong now = new AtomicLong();
+    LoadBalancingInterceptor lbi = LoadBalancingInterceptor.builder().service("orders", lb).ticker(now::get)
+        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100))).build();
+    OkHttpClient client = b.client(lbi);
+
+    int slow;
+    try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+      slow = response.request().url().port() == b.port(0) ? 1 : 0;
+      response.body().string();
+    }
+    int fast = 1 - slow;
+    assertThat(hedges("won")).isEqualTo(1.0);
+    eventually("the winner settled", () -> inFlight(lb, b, fast) == 0);
+    assertThat(attempts(b, slow, "cancelled")).isEqualTo(1);
+    // The slow server still works on the cancelled copy: its slot stays held.
+    assertThat(inFlight(lb, b, slow)).isEqualTo(1);
+    assertThat(lbi.route("orders").hedging.losers.held()).isEqualTo(1);
+
+    // Calls sent later: the first one answered by the slow target's server shows it got past the copy.
+    for (int i = 0; i < 4 && inFlight(lb, b, slow) > 0; i++) {
+      now.addAndGet(TimeUnit.MILLISECONDS.toNanos(1));
+      try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+        response.body().string();
+      }
+    }
+    assertThat(b.requests(slow)).isGreaterThanOrEqualTo(2);
+    eventually("in-flight counts back to 0", () -> noneInFlight(lb));
+    assertThat(lbi.route("orders").hedging.losers.held()).isZero();
+    assertThat(attempts(b, slow, "failure")).isZero();
+  }
+
+  @Test
+  void aLoserThatNoLaterCallGetsPast_isReleasedWhenItsHoldEnds() throws Exception {
+    Backends b = closer.add(firstSlow(2, slow(5_000, 200, "slow"), i -> Backends.ok("s" + i)));
+    LoadBalancer lb = balancer(b);
+    AtomicLong now = new AtomicLong();
+    LoadBalancingInterceptor lbi = LoadBalancingInterceptor.builder().service("orders", lb).ticker(now::get)
+        .hedgeScheduler(afterFirstArrival, hedgePool)
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100)).withLoserHold(Duration.ofSeconds(3))).build();
+    OkHttpClient client = b.client(lbi);
+    try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+      response.body().string();
+    }
+    eventually("the loser held", () -> lbi.route("orders").hedging.losers.held() == 1);
+
+    Hedger.RouteHedging hedging = lbi.route("orders").hedging;
+    hedging.delayNanos(b.target(0), now.addAndGet(TimeUnit.SECONDS.toNanos(3) - 1)); // each hedgeable call looks
+    assertThat(hedging.losers.held()).isEqualTo(1);
+    hedging.delayNanos(b.target(0), now.addAndGet(1));
+    assertThat(hedging.losers.held()).isZero();
+    assertThat(noneInFlight(lb)).isTrue();
+  }
+
+  @Test
+  void withLoserHold_isValidated_andZeroReleasesAtTheCancel() {
+    assertThatThrownBy(() -> HedgingPolicy.percentile(99).withLoserHold(Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxHold").hasMessageContaining("0s..10m");
+    assertThatThrownBy(() -> HedgingPolicy.percentile(99).withLoserHold(Duration.ofMinutes(11)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxHold");
+    assertThat(HedgingPolicy.percentile(99).loserHoldNanos()).isEqualTo(TimeUnit.SECONDS.toNanos(10));
+    assertThat(HedgingPolicy.percentile(99).withLoserHold(Duration.ZERO))
+        .isNotEqualTo(HedgingPolicy.percentile(99))
+        .hasToString("HedgingPolicy{percentile=99.0, percentCanHedge=0.05, minHedgesPerSecond=1, loserHold=PT0S}");
+  }
+
   @Test
   void hedge_goesToTheOtherTargetAfterTheDelay_winsAndCancelsTheSlowCall() throws Exception {
     Backends b = closer.add(firstSlow(2, slow(5_000, 200, "slow"), i -> Backends.ok("s" + i)));
     LoadBalancer lb = balancer(b);
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100))).build());
+        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100)).withLoserHold(NO_HOLD)).build());
 
     String body;
     String servedBy;
@@ -206,7 +283,7 @@ class HedgingTest {
     // and the clock stands still so none expires.
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
         .retryBudget(0.0, 1).ticker(() -> 0L).hedgeScheduler(immediately, hedgePool)
-        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(20))).build());
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(20)).withLoserHold(NO_HOLD)).build());
 
     for (int i = 0; i < 15; i++) {
       getAndSettle(client, lb, i);
@@ -244,7 +321,7 @@ class HedgingTest {
     // its balance to one whole token. A POST deposits nothing.
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
         .retryBudget(0.0, 10).ticker(() -> 0L).hedgeScheduler(immediately, hedgePool)
-        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(20)).withBudget(0.1, 0)).build());
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(20)).withLoserHold(NO_HOLD).withBudget(0.1, 0)).build());
 
     for (int i = 0; i < 30; i++) {
       if (i == 5) { // not hedgeable: no deposit, no hedge
@@ -267,7 +344,7 @@ class HedgingTest {
     Backends b = closer.add(Backends.start(2, i -> request -> slow(50, 200, "s" + i)));
     LoadBalancer lb = balancer(b);
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedgeScheduler(immediately, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(10))).build());
+        .hedgeScheduler(immediately, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(10)).withLoserHold(NO_HOLD)).build());
 
     List<Request> requests = List.of(
         new Request.Builder().url("http://orders/x").post(RequestBody.create("a", TEXT)).build(),
@@ -289,7 +366,7 @@ class HedgingTest {
     Backends b = closer.add(Backends.start(2, i -> request -> slow(100, 200, "s" + i)));
     LoadBalancer lb = balancer(b);
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedgeScheduler(immediately, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(10))).build());
+        .hedgeScheduler(immediately, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(10)).withLoserHold(NO_HOLD)).build());
 
     Request request = new Request.Builder().url("http://orders/x").post(RequestBody.create("a", TEXT))
         .tag(Idempotency.class, Idempotency.IDEMPOTENT).build();
@@ -309,7 +386,7 @@ class HedgingTest {
     Backends b = closer.add(Backends.start(2, i -> request -> slow(5_000, 200, "s" + i)));
     LoadBalancer lb = balancer(b);
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build());
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50)).withLoserHold(NO_HOLD)).build());
     Call call = client.newCall(new Request.Builder().url("http://orders/x").build());
     CompletableFuture<Throwable> failure = CompletableFuture.supplyAsync(() -> {
       try {
@@ -341,7 +418,7 @@ class HedgingTest {
     Backends b = closer.add(firstAfterTheHedge(2, slow(500, 200, "first"), i -> Backends.ok("x").newBuilder().code(503).build()));
     LoadBalancer lb = balancer(b);
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build());
+        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50)).withLoserHold(NO_HOLD)).build());
 
     int firstServer;
     try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
@@ -363,7 +440,7 @@ class HedgingTest {
     Backends b = closer.add(firstAfterTheHedge(2, slow(0, 503, "down"), i -> slow(400, 200, "s" + i)));
     LoadBalancer lb = balancer(b);
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build());
+        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50)).withLoserHold(NO_HOLD)).build());
 
     try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
       assertThat(response.code()).isEqualTo(200);
@@ -392,7 +469,7 @@ class HedgingTest {
     }));
     LoadBalancer lb = balancer(b);
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50))).build());
+        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(50)).withLoserHold(NO_HOLD)).build());
 
     String body;
     try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
@@ -417,7 +494,7 @@ class HedgingTest {
     Backends b = closer.add(firstSlow(2, slow(5_000, 200, "slow"), i -> Backends.ok("s" + i)));
     LoadBalancer lb = balancer(b);
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100))).build());
+        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(100)).withLoserHold(NO_HOLD)).build());
     CompletableFuture<String> body = new CompletableFuture<>();
 
     client.newCall(new Request.Builder().url("http://orders/x").build()).enqueue(new okhttp3.Callback() {
@@ -444,7 +521,7 @@ class HedgingTest {
     Backends b = closer.add(Backends.named(2));
     LoadBalancer lb = balancer(b);
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedging(HedgingPolicy.fixedDelay(Duration.ofSeconds(2))).build());
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofSeconds(2)).withLoserHold(NO_HOLD)).build());
 
     for (int i = 0; i < 20; i++) {
       try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
@@ -474,7 +551,7 @@ class HedgingTest {
     };
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
         .ticker(() -> System.nanoTime() + offset.get()).hedgeScheduler(never, hedgePool)
-        .hedging(HedgingPolicy.percentile(95.0)).build());
+        .hedging(HedgingPolicy.percentile(95.0).withLoserHold(NO_HOLD)).build());
 
     for (int i = 0; i < HedgingPolicy.MIN_SAMPLES; i++) {
       try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
@@ -498,7 +575,7 @@ class HedgingTest {
     Backends b = closer.add(Backends.start(2, i -> request -> slow(100, 200, "s" + i)));
     LoadBalancer lb = LoadBalancer.builder("orders").targets(b.targets()).meterRegistry(registry).build();
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
-        .hedgeScheduler(immediately, hedgePool).retryBudget(0.0, 0).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(10))).build());
+        .hedgeScheduler(immediately, hedgePool).retryBudget(0.0, 0).hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(10)).withLoserHold(NO_HOLD)).build());
     try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
       assertThat(response.code()).isEqualTo(200);
     }

@@ -1,0 +1,181 @@
+package dev.fairway.lb.okhttp;
+
+import dev.fairway.lb.Target;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The copies of one service's hedged calls that lost the race and were cancelled on the client,
+ * while their server most likely goes on working on them: a cancel closes the client's end of the
+ * connection, and few servers notice before they answer. Each keeps its in-flight slot on its
+ * target until a copy that was sent to the same target <em>after</em> it completes (a server that
+ * serves in order has then got to it), or until the policy's hold ({@link
+ * HedgingPolicy#withLoserHold}, 10 s by default) passed; with a hold of 0 nothing is held.
+ *
+ * <p>Why: releasing the slot at the cancel hides that work from the balancer. At saturation the
+ * target whose calls were hedged then looks free, gets more calls, and its queue grows behind work
+ * nobody waits for; more of its calls pass the hedge delay, more are hedged, and the queue grows
+ * faster (measured in the lab's {@code slowdown}: p99.9 rose from about 0.5 s to 1.3-3.4 s with
+ * hedging on). Holding the slot keeps the balancer's count of the target's load what the target
+ * really carries, and the time until the release, a lower bound of the copy's latency ({@link
+ * dev.fairway.lb.Pick#superseded}), close to the time the server really took.
+ *
+ * <p>Thread-safe. Adding and settling lock one target's queue; a completion with nothing held costs
+ * one volatile read ({@link #isEmpty}).
+ */
+final class HeldLosers {
+  private final long maxHoldNanos;
+
+  /** One held copy; {@code release} frees its slot ({@link Attempt#releaseHeld()}). */
+  private record Held(Runnable release, long sentNanos, long heldUntilNanos) {}
+
+  private final ConcurrentHashMap<Target, ArrayDeque<Held>> byTarget = new ConcurrentHashMap<>();
+  private final AtomicInteger count = new AtomicInteger();
+  private static final AtomicLongFieldUpdater<HeldLosers> NEXT_EXPIRY =
+      AtomicLongFieldUpdater.newUpdater(HeldLosers.class, "nextExpiryNanos");
+  private volatile long nextExpiryNanos = Long.MAX_VALUE; // no copy is held past it unchecked
+  private final AtomicBoolean expiring = new AtomicBoolean();
+
+  HeldLosers(long maxHoldNanos) {
+    this.maxHoldNanos = maxHoldNanos;
+  }
+
+  /** False when the policy's hold is 0: a loser's slot is then freed at the cancel. */
+  boolean holds() {
+    return maxHoldNanos > 0;
+  }
+
+  boolean isEmpty() {
+    return count.get() == 0;
+  }
+
+  /** Copies held now; for tests and the lab. */
+  int held() {
+    return count.get();
+  }
+
+  /**
+   * Holds the slot of a losing copy sent to {@code target} at {@code sentNanos}, from {@code
+   * nowNanos}, until {@code release} is run for it (once).
+   */
+  void hold(Target target, Runnable release, long sentNanos, long nowNanos) {
+    long until = nowNanos + maxHoldNanos;
+    ArrayDeque<Held> queue = byTarget.computeIfAbsent(target, t -> new ArrayDeque<>());
+    boolean held = false;
+    synchronized (queue) {
+      if (byTarget.get(target) == queue) { // else forget() took the queue meanwhile: nothing to hold for
+        queue.addLast(new Held(release, sentNanos, until));
+        count.incrementAndGet();
+        held = true;
+      }
+    }
+    if (held) {
+      expireBy(until);
+    } else {
+      release.run();
+    }
+  }
+
+  /** Lowers the time of the next expiry check to {@code nanos} if it is later. */
+  private void expireBy(long nanos) {
+    for (long next = nextExpiryNanos; nanos - next < 0; next = nextExpiryNanos) {
+      if (NEXT_EXPIRY.compareAndSet(this, next, nanos)) {
+        return;
+      }
+    }
+  }
+
+  /**
+   * A copy sent to {@code target} at {@code sentNanos} completed at {@code nowNanos}: the copies
+   * held on that target that were sent before it are released, and so is every copy held for the
+   * whole hold on any target.
+   */
+  void completed(Target target, long sentNanos, long nowNanos) {
+    List<Held> released = null;
+    ArrayDeque<Held> queue = byTarget.get(target);
+    if (queue != null) {
+      synchronized (queue) {
+        for (Iterator<Held> it = queue.iterator(); it.hasNext(); ) {
+          Held h = it.next();
+          if (h.sentNanos - sentNanos < 0) {
+            it.remove();
+            count.decrementAndGet();
+            released = add(released, h);
+          }
+        }
+      }
+    }
+    release(released);
+    expire(nowNanos);
+  }
+
+  /** Releases the copies held for the whole hold, if any may be. One caller at a time; the others go on. */
+  void expire(long nowNanos) {
+    if (isEmpty() || nowNanos - nextExpiryNanos < 0 || !expiring.compareAndSet(false, true)) {
+      return;
+    }
+    List<Held> released = null;
+    try {
+      nextExpiryNanos = Long.MAX_VALUE; // a copy held from now on lowers it again (expireBy)
+      long next = Long.MAX_VALUE;
+      for (ArrayDeque<Held> queue : byTarget.values()) {
+        synchronized (queue) {
+          for (Iterator<Held> it = queue.iterator(); it.hasNext(); ) {
+            Held h = it.next();
+            if (nowNanos - h.heldUntilNanos >= 0) {
+              it.remove();
+              count.decrementAndGet();
+              released = add(released, h);
+            } else if (h.heldUntilNanos - next < 0) {
+              next = h.heldUntilNanos;
+            }
+          }
+        }
+      }
+      if (next != Long.MAX_VALUE) {
+        expireBy(next);
+      }
+    } finally {
+      expiring.set(false);
+    }
+    release(released);
+  }
+
+  /** Releases every held copy on {@code target}: it left the service. */
+  void forget(Target target) {
+    ArrayDeque<Held> queue = byTarget.remove(target);
+    if (queue == null) {
+      return;
+    }
+    List<Held> released = null;
+    synchronized (queue) {
+      for (Held h : queue) {
+        released = add(released, h);
+      }
+      count.addAndGet(-queue.size());
+      queue.clear();
+    }
+    release(released);
+  }
+
+  private static List<Held> add(@Nullable List<Held> list, Held h) {
+    List<Held> l = list == null ? new ArrayList<>(2) : list;
+    l.add(h);
+    return l;
+  }
+
+  private static void release(@Nullable List<Held> released) {
+    if (released != null) {
+      for (Held h : released) {
+        h.release.run();
+      }
+    }
+  }
+}
