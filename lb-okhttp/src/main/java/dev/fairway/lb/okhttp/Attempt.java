@@ -105,6 +105,9 @@ final class Attempt implements Runnable {
         hedging.losers.hold(pick.target(), this::releaseHeld, sentNanos, hedging.nowNanos()); // the server is still on it: see HeldLosers
       } else {
         pick.superseded();
+        if (answered && hedging != null && !hedging.losers.isEmpty()) {
+          hedging.losers.completed(pick.target(), sentNanos, hedging.nowNanos()); // its server got past what it held
+        }
       }
       route.metrics.attempt(timers, CallMetrics.Outcome.CANCELLED, startNanos);
     }
