@@ -102,7 +102,8 @@ final class Attempt implements Runnable {
     if (DONE.compareAndSet(this, 0, 1)) {
       Hedger.RouteHedging hedging = route.hedging;
       if (!answered && hedging != null && hedging.losers.holds()) {
-        hedging.losers.hold(pick.target(), this::releaseHeld, sentNanos, hedging.nowNanos()); // the server is still on it: see HeldLosers
+        // its server most likely still works on it: the slot stays held (HeldLosers)
+        hedging.losers.hold(pick.target(), this::releaseHeld, sentNanos, hedging.nowNanos());
       } else {
         pick.superseded();
         if (answered && hedging != null && !hedging.losers.isEmpty()) {

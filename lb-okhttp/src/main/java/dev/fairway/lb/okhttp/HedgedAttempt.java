@@ -24,8 +24,9 @@ import org.jspecify.annotations.Nullable;
  * <p>The first leg runs on the caller's thread. After the delay the timer hands {@link #fire} to
  * the hedge pool: it picks a target other than the first's, takes a token from the hedge budget and
  * one from the retry budget, and runs the hedge. The first <em>usable</em> response (not a failure
- * status) wins; the other leg is cancelled and its pick released (neither a failure nor a latency
- * sample). A leg that fails or answers a failure status does not end the race while the other may
+ * status) wins; the other leg is cancelled (neither a failure nor a success; its pick is held by
+ * {@link HeldLosers} while its server presumably still works on it). A leg that fails or answers
+ * a failure status does not end the race while the other may
  * still answer: its failure reaches passive health, and if the other leg fails too the caller gets
  * the first leg's outcome (a response before an exception) with the loop's retry rules applied.
  * Cancelling the caller's call cancels both legs (through an {@link EventListener} on it), also

@@ -64,8 +64,8 @@ import org.jspecify.annotations.Nullable;
  *       the caller.
  *   <li>With {@link Builder#hedging}, a GET, HEAD or OPTIONS call (or one tagged {@link
  *       Idempotency#IDEMPOTENT}) that has no response after the policy's delay gets one hedge on
- *       another target; the first usable response wins and the other copy is cancelled and its
- *       pick released. Hedges have a budget of their own (default 5% of hedgeable calls), also
+ *       another target; the first usable response wins and the other copy is cancelled, its pick
+ *       held while its server presumably still works on it ({@link HedgingPolicy#withLoserHold}). Hedges have a budget of their own (default 5% of hedgeable calls), also
  *       take from the retry budget, and count as attempts.
  * </ul>
  *
