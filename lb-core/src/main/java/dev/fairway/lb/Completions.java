@@ -110,9 +110,14 @@ final class Completions {
    * the call never finished.
    */
   void superseded(TrackedTarget t, long startNanos, boolean trial) {
+    lowerBound(t, startNanos);
+    release(t, trial);
+  }
+
+  /** The lower bound of {@link #superseded} alone: the slot stays held ({@link Pick#supersededHoldingSlot}). */
+  void lowerBound(TrackedTarget t, long startNanos) {
     long now = ticker.getAsLong();
     t.recordLowerBound(Math.max(0, now - startNanos), now, stepsPerNano);
-    release(t, trial);
   }
 
   void release(TrackedTarget t, boolean trial) {

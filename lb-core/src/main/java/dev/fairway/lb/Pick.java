@@ -43,6 +43,14 @@ public interface Pick {
   }
 
   /**
+   * As {@link #superseded()}, but the in-flight slot stays held until {@link #release()}: for a copy
+   * cancelled on this side while its target most likely still works on it, so that the target's
+   * load still counts it. The lower bound is the time from the pick until now, not until the
+   * release. Does nothing after a completion.
+   */
+  default void supersededHoldingSlot() {}
+
+  /**
    * Records the call's latency now (say, when the response headers arrive) while keeping the hold,
    * so a streaming body still counts as load. A later {@link #success()} keeps this latency. Does
    * nothing after a completion.

@@ -78,6 +78,13 @@ final class PickHandle implements Pick {
   }
 
   @Override
+  public void supersededHoldingSlot() {
+    if (done == 0) {
+      completions.lowerBound(tracked, startNanos);
+    }
+  }
+
+  @Override
   public void release() {
     if (DONE.compareAndSet(this, 0, 1)) {
       completions.release(tracked, trial());

@@ -124,4 +124,50 @@ class HedgeSupportTest {
     assertThat(status(lb, t(1)).state()).isEqualTo(TargetState.HEALTHY);
     assertThat(status(lb, t(1)).inFlight()).isZero();
   }
+
+  @Test
+  void supersededHoldingSlot_recordsTheLowerBoundNow_keepsTheSlotUntilRelease() throws Exception {
+    LoadBalancer lb = lb(Strategy.leastResponseTime(), t(1), t(2));
+    Pick fast = lb.pick(null, Set.of(t(2)));
+    ticker.advanceMillis(10);
+    fast.success();
+    Pick slow = lb.pick(null, Set.of(t(1)));
+    ticker.advanceMillis(80); // the hedge won; t(2)'s copy is cancelled, its server still on it
+    slow.supersededHoldingSlot();
+
+    assertThat(status(lb, t(2)).latencyEwmaMillis()).isEqualTo(80.0);
+    assertThat(status(lb, t(2)).inFlight()).isEqualTo(1);
+    ticker.advanceMillis(5_000); // released much later: the lower bound stays the time it ran
+    slow.release();
+    assertThat(status(lb, t(2)).inFlight()).isZero();
+    assertThat(status(lb, t(2)).latencyEwmaMillis()).isLessThanOrEqualTo(80.0);
+    assertThat(status(lb, t(2)).state()).isEqualTo(TargetState.HEALTHY);
+    slow.supersededHoldingSlot(); // after the completion: nothing
+    assertThat(status(lb, t(2)).inFlight()).isZero();
+  }
+
+  @Test
+  void pickWithFreeWorker_withAJudge_asksAboutBusyAndUnknownTargets_notAboutFreeOnes() throws Exception {
+    LoadBalancer lb = lb(Strategy.roundRobin(), t(1), t(2), t(3), t(4));
+    LoadReportTest.call(lb, ticker, t(2), 10, 1.0, 8); // busy
+    LoadReportTest.call(lb, ticker, t(3), 10, 0.25, 2); // free
+    // t(4): never measured, nothing tells
+    java.util.Map<Target, Boolean> asked = new java.util.concurrent.ConcurrentHashMap<>();
+
+    Pick p = lb.pickWithFreeWorker(null, Set.of(t(1)), (target, knownBusy) -> {
+      asked.put(target, knownBusy);
+      return false;
+    });
+    assertThat(p).isNotNull();
+    assertThat(p.target()).isEqualTo(t(3)); // the free one, the only candidate left
+    p.release();
+    assertThat(asked).containsOnly(java.util.Map.entry(t(2), true), java.util.Map.entry(t(4), false));
+
+    assertThat(lb.pickWithFreeWorker(null, Set.of(t(1), t(3)), (target, knownBusy) -> false)).isNull();
+    assertThat(lb.status()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
+    Pick queued = lb.pickWithFreeWorker(null, Set.of(t(1), t(3), t(4)), (target, knownBusy) -> knownBusy);
+    assertThat(queued).isNotNull();
+    assertThat(queued.target()).isEqualTo(t(2)); // accepted although busy
+    queued.release();
+  }
 }

@@ -103,6 +103,7 @@ final class Attempt implements Runnable {
       Hedger.RouteHedging hedging = route.hedging;
       if (!answered && hedging != null && hedging.losers.holds()) {
         // its server most likely still works on it: the slot stays held (HeldLosers)
+        pick.supersededHoldingSlot();
         hedging.losers.hold(pick.target(), this::releaseHeld, sentNanos, hedging.nowNanos());
       } else {
         pick.superseded();
@@ -116,10 +117,10 @@ final class Attempt implements Runnable {
 
   /**
    * A superseded copy held by {@link HeldLosers} is released now, its server presumably done: frees
-   * the slot, and the time until now is the lower bound of its latency.
+   * the slot (its lower bound was recorded at the cancel).
    */
   void releaseHeld() {
-    pick.superseded();
+    pick.release();
   }
 
   /** A later interceptor threw a non-I/O exception: a bug there, not the target's fault. Frees the slot only. */

@@ -24,8 +24,9 @@ import org.jspecify.annotations.Nullable;
  * nobody waits for; more of its calls pass the hedge delay, more are hedged, and the queue grows
  * faster (measured in the lab's {@code slowdown}: p99.9 rose from about 0.5 s to 1.3-3.4 s with
  * hedging on). Holding the slot keeps the balancer's count of the target's load what the target
- * really carries, and the time until the release, a lower bound of the copy's latency ({@link
- * dev.fairway.lb.Pick#superseded}), close to the time the server really took.
+ * really carries. The copy's lower bound of latency is recorded at the cancel ({@link
+ * dev.fairway.lb.Pick#supersededHoldingSlot}), not at the release: a target that gets no later call
+ * would otherwise read as slow as the whole hold, and be avoided for it.
  *
  * <p>Thread-safe. Adding and settling lock one target's queue; a completion with nothing held costs
  * one volatile read ({@link #isEmpty}).
