@@ -94,8 +94,9 @@ final class Hedger {
    * hedge. One known to be busy, or about which nothing tells (a fleet without load reports), may
    * take it only if the hedge is likely to answer first although it waits there: the target's
    * median response time (as this client sees it, queueing included) is at most half of {@code
-   * elapsedNanos}, and shorter than the time by which the first target's responses slower than the
-   * delay overran it, on average ({@link LatencyWindow#tailWaitNanos}). So a call stuck behind a
+   * elapsedNanos}, and at most half of the time by which the first target's responses slower than
+   * the delay overran it, on average ({@link LatencyWindow#tailWaitNanos}; at saturation a tail of
+   * mere queueing overruns by about one median, a long tail by many). So a call stuck behind a
    * rare slow response (a pause, a noisy neighbour: a long tail) is hedged into a short queue, while
    * at saturation with a tail of mere queueing, where a hedge would only displace another call and
    * come back no sooner, hedging turns itself down. A target with too few responses of its own is
@@ -116,7 +117,7 @@ final class Hedger {
           if (median < 0) { // too few responses to judge by: as with a fixed delay
             return !knownBusy;
           }
-          return median < firstTailWait && 2 * median <= elapsedNanos;
+          return 2 * median <= firstTailWait && 2 * median <= elapsedNanos;
         });
       }
       if (pick == null) {

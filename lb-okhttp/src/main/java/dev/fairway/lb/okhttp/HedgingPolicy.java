@@ -30,10 +30,10 @@ import org.jspecify.annotations.Nullable;
  * A target known to be busy, or about which neither signal tells (a fleet of clients without load
  * reports), may still take the hedge of a percentile policy when the hedge is likely to answer
  * first although it waits there: its median response time is at most half of the time the first
- * copy has run, and shorter than the time by which the first copy's target's responses slower than
- * the delay overran it, on average. A call stuck behind a rare slow response is so hedged into a
- * short queue, while at saturation with a tail of mere queueing hedging turns itself down instead
- * of displacing calls. A fixed-delay policy keeps no response times: any target not known to be
+ * copy has run, and at most half of the time by which the first copy's target's responses slower
+ * than the delay overran it, on average. A call stuck behind a rare slow response is so hedged
+ * into a short queue, while at saturation with a tail of mere queueing hedging turns itself down
+ * instead of displacing calls. A fixed-delay policy keeps no response times: any target not known to be
  * busy may take its hedge.
  *
  * <p>Two budgets bound the extra load. Hedges have one of their own, {@link #withBudget(double,
