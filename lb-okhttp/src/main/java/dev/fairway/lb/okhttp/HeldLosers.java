@@ -22,8 +22,8 @@ import org.jspecify.annotations.Nullable;
  * <p>Why: releasing the slot at the cancel hides that work from the balancer. At saturation the
  * target whose calls were hedged then looks free, gets more calls, and its queue grows behind work
  * nobody waits for; more of its calls pass the hedge delay, more are hedged, and the queue grows
- * faster (measured in the lab's {@code slowdown}: p99.9 rose from about 0.5 s to 1.3-3.4 s with
- * hedging on). Holding the slot keeps the balancer's count of the target's load what the target
+ * faster (the lab's {@code slowdown}: with hedges also let into busy targets and the slot freed
+ * at the cancel, p99.9 rose from about 0.5 s without hedging to 1.1-3.4 s). Holding the slot keeps the balancer's count of the target's load what the target
  * really carries. The copy's lower bound of latency is recorded at the cancel ({@link
  * dev.fairway.lb.Pick#supersededHoldingSlot}), not at the release: a target that gets no later call
  * would otherwise read as slow as the whole hold, and be avoided for it.
