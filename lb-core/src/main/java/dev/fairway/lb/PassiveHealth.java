@@ -1,7 +1,6 @@
 package dev.fairway.lb;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowSynchronizationStrategy;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowType;
 import io.github.resilience4j.core.IntervalFunction;
 import java.time.Duration;
@@ -41,7 +40,7 @@ public final class PassiveHealth {
   public static PassiveHealth defaults() {
     CircuitBreakerConfig config =
         CircuitBreakerConfig.custom()
-            .slidingWindow(20, 10, SlidingWindowType.COUNT_BASED, SlidingWindowSynchronizationStrategy.LOCK_FREE)
+            .slidingWindow(20, 10, SlidingWindowType.COUNT_BASED)
             .failureRateThreshold(50)
             .permittedNumberOfCallsInHalfOpenState(3)
             .waitIntervalFunctionInOpenState(

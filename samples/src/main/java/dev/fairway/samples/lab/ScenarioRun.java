@@ -9,7 +9,6 @@ import dev.fairway.lb.Target;
 import dev.fairway.lb.okhttp.AffinityKey;
 import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowSynchronizationStrategy;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowType;
 import io.github.resilience4j.core.IntervalFunction;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -316,7 +315,7 @@ final class ScenarioRun {
   private PassiveHealth passiveHealth() {
     CircuitBreakerConfig config =
         CircuitBreakerConfig.custom()
-            .slidingWindow(20, 10, SlidingWindowType.COUNT_BASED, SlidingWindowSynchronizationStrategy.LOCK_FREE)
+            .slidingWindow(20, 10, SlidingWindowType.COUNT_BASED)
             .failureRateThreshold(50)
             .permittedNumberOfCallsInHalfOpenState(3)
             .waitIntervalFunctionInOpenState(
