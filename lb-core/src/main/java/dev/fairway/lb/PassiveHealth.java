@@ -40,7 +40,11 @@ public final class PassiveHealth {
   public static PassiveHealth defaults() {
     CircuitBreakerConfig config =
         CircuitBreakerConfig.custom()
-            .slidingWindow(20, 10, SlidingWindowType.COUNT_BASED)
+            // slidingWindow(size, minimumCalls, type) is missing from Resilience4j 2.3.0 (only its
+            // 4-argument form, new in 2.3.0, is there), so the three setters that every supported version has
+            .slidingWindowType(SlidingWindowType.COUNT_BASED)
+            .slidingWindowSize(20)
+            .minimumNumberOfCalls(10)
             .failureRateThreshold(50)
             .permittedNumberOfCallsInHalfOpenState(3)
             .waitIntervalFunctionInOpenState(
