@@ -1,6 +1,7 @@
 package dev.fairway.lb.okhttp;
 
 import java.util.Arrays;
+import java.util.Iterator;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -149,7 +150,10 @@ final class HedgeTimer implements Hedger.Scheduler {
 
   /** Ends the holds that are over; stops watching a route that holds nothing. */
   private void expireHolds() {
-    for (HeldLosers losers : holding) {
+    // A concurrent set: removing and adding while iterating is safe, and an element added now may
+    // or may not be seen by this pass (the next one sees it).
+    for (Iterator<HeldLosers> it = holding.iterator(); it.hasNext(); ) {
+      HeldLosers losers = it.next();
       boolean stillHolding;
       try {
         stillHolding = losers.tick();
@@ -158,7 +162,7 @@ final class HedgeTimer implements Hedger.Scheduler {
         stillHolding = !losers.isEmpty();
       }
       if (!stillHolding) {
-        holding.remove(losers);
+        it.remove(); // before the flag is cleared: a hold that sets it again adds the route back
         losers.watched.set(false);
         // A copy held since tick() read the count saw watched still set and did not ask again.
         if (!losers.isEmpty() && losers.watched.compareAndSet(false, true)) {

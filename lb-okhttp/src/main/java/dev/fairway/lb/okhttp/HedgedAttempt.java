@@ -32,7 +32,9 @@ import org.jspecify.annotations.Nullable;
  * still answer: its failure reaches passive health, and if the other leg fails too the caller gets
  * the first leg's outcome (a response before an exception) with the loop's retry rules applied.
  * Cancelling the caller's call cancels both legs (through an {@link EventListener} on it), also
- * while the winner's body is read.
+ * while the winner's body is read, and then every leg is released, none held or failed. An
+ * interrupted caller ({@link Interrupts}) ends the same way: its call is cancelled; and when the
+ * timer fires for a caller that is interrupted, no hedge is sent and its call is cancelled.
  *
  * <p>Every outcome is settled exactly once: by the caller's thread while it is still deciding, or
  * by the hedge's thread when its outcome arrives after the caller has returned.
