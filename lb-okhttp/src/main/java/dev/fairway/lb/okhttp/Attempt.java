@@ -103,6 +103,8 @@ final class Attempt implements Runnable {
    */
   void superseded(boolean answered) {
     if (DONE.compareAndSet(this, 0, 1)) {
+      // Timed before the slot is freed: whoever sees the target idle also sees this attempt counted.
+      route.metrics.attempt(timers, CallMetrics.Outcome.CANCELLED, startNanos);
       Hedger.RouteHedging hedging = route.hedging;
       if (!answered && hedging != null && hedging.losers.holds()) {
         // its server most likely still works on it: the slot stays held (HeldLosers)
@@ -114,7 +116,6 @@ final class Attempt implements Runnable {
           hedging.losers.completed(pick.target(), sentNanos, hedging.nowNanos()); // its server got past what it held
         }
       }
-      route.metrics.attempt(timers, CallMetrics.Outcome.CANCELLED, startNanos);
     }
   }
 
