@@ -5,10 +5,14 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Sticky keys: a new key is placed by jump consistent hash over the pickable targets and remembered
- * in the {@link AffinityTable}; later picks for the key return the remembered target while it is
- * pickable, not excluded, and has not failed since (its affinity epoch is unchanged). Otherwise the
- * key is placed again, avoiding the target it was on, and the table remembers the new one.
- * Placement ignores weights. A null key falls back to power of two choices.
+ * in the {@link AffinityTable}; later picks for the key return the remembered target (its home)
+ * while it is pickable, not excluded, and has not failed since (its affinity epoch is unchanged).
+ * When the home failed or left, the key is placed again, avoiding the target it was on, and the
+ * table remembers the new home. When the home is merely excluded from one pick (a hedge, whose
+ * copy must go elsewhere, or a target on trial with every permit in use), that pick is placed
+ * elsewhere the same way but the table is not written: the key stays with its home, so a hedge
+ * that wins does not move it. Placement ignores weights. A null key falls back to power of two
+ * choices.
  */
 final class KeyAffinityStrategy extends BuiltinStrategy {
   static final int DEFAULT_MAX_KEYS = 100_000;
@@ -73,8 +77,12 @@ final class KeyAffinityStrategy extends BuiltinStrategy {
       TrackedTarget avoid = null;
       if (entry != null) {
         TrackedTarget remembered = entry.target;
-        if (entry.valid() && !excluded(remembered, exclude)) {
-          return remembered;
+        if (entry.valid()) {
+          if (!excluded(remembered, exclude)) {
+            return remembered;
+          }
+          // The home is fine, only this pick may not use it: served elsewhere, the key stays home.
+          return place(key, remembered, exclude);
         }
         avoid = remembered;
       }

@@ -22,7 +22,10 @@ public interface Pick {
   /**
    * The call failed. Passive health counts a failure (a {@link java.net.ConnectException} ejects
    * the target at once), and every affinity entry that points at this target is dropped, so keys
-   * that were on it move to another target on their next pick.
+   * that were on it move to another target on their next pick. A cause that says the calling thread
+   * was interrupted (an {@link InterruptedException}, or an {@link java.io.InterruptedIOException}
+   * such as Okio's "interrupted", anywhere in its cause chain; a timeout is not one) is no failure
+   * of the target: the pick is {@linkplain #release() released} instead.
    */
   void failure(Throwable cause);
 

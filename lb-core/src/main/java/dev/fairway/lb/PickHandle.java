@@ -1,5 +1,6 @@
 package dev.fairway.lb;
 
+import dev.fairway.lb.internal.Failures;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /** The {@link Pick} returned by the balancer: one small object per call, completed at most once. */
@@ -66,7 +67,11 @@ final class PickHandle implements Pick {
   @Override
   public void failure(Throwable cause) {
     if (DONE.compareAndSet(this, 0, 1)) {
-      completions.failure(tracked, startNanos, cause, trial());
+      if (Failures.isInterruption(cause)) {
+        completions.release(tracked, trial()); // the caller stopped waiting: nothing about the target
+      } else {
+        completions.failure(tracked, startNanos, cause, trial());
+      }
     }
   }
 

@@ -23,6 +23,28 @@ class HedgeSupportTest {
   }
 
   @Test
+  void aHedgePickThatExcludesTheHome_movesNoKey_underEitherAffinityStrategy() throws Exception {
+    for (Strategy strategy : new Strategy[] {Strategy.keyAffinity(), Strategy.consistentHash()}) {
+      LoadBalancer lb = lb(strategy, t(1), t(2), t(3));
+      for (String key : new String[] {"alice", "bob", "carol", "dave"}) {
+        Pick first = lb.pick(key);
+        Target home = first.target();
+        Pick hedge = lb.pickWithFreeWorker(key, Set.of(home));
+        assertThat(hedge).isNotNull();
+        assertThat(hedge.target()).as(strategy.name()).isNotEqualTo(home);
+        hedge.success(); // the hedge won
+        first.superseded(); // the home's copy lost: no failure
+        for (int i = 0; i < 3; i++) {
+          Pick again = lb.pick(key);
+          assertThat(again.target()).as(strategy.name() + " " + key).isEqualTo(home);
+          again.success();
+        }
+      }
+      lb.close();
+    }
+  }
+
+  @Test
   void pickWithFreeWorker_everyOtherTargetReportedBusy_returnsNullAndTakesNoSlot() throws Exception {
     for (Strategy strategy : new Strategy[] {Strategy.leastResponseTime(), Strategy.roundRobin(), Strategy.leastQueueing()}) {
       LoadBalancer lb = lb(strategy, t(1), t(2), t(3));

@@ -46,6 +46,23 @@ class PassiveHealthTest {
   }
 
   @Test
+  void anInterruptedCall_isNoFailure_itsPickIsReleased_andTheKeyStaysHome() throws Exception {
+    LoadBalancer lb = lb(Strategy.keyAffinity(), PassiveHealth.defaults().withConsecutiveFailures(1), t(1), t(2), t(3));
+    Target home = lb.pick("k").target();
+    lb.status().forEach(s -> assertThat(s.inFlight()).isLessThanOrEqualTo(1));
+    for (Throwable interrupted : new Throwable[] {
+        new java.io.InterruptedIOException("interrupted"), new IOException("wrapped", new InterruptedException())}) {
+      Pick p = lb.pick("k");
+      assertThat(p.target()).isEqualTo(home);
+      p.failure(interrupted);
+      assertThat(state(lb, home)).isEqualTo(TargetState.HEALTHY);
+    }
+    assertThat(lb.status().stream().filter(s -> s.target().equals(home)).findFirst().orElseThrow().inFlight())
+        .isEqualTo(1); // the first pick, still open
+    assertThat(lb.pick("k").target()).isEqualTo(home);
+  }
+
+  @Test
   void connectException_ejectsOnTheFirstFailure_andTheNextPickNeverReturnsIt() throws Exception {
     LoadBalancer lb = lb(Strategy.roundRobin(), PassiveHealth.defaults(), t(1), t(2), t(3));
     Pick first = lb.pick(null, java.util.Set.of(t(2), t(3)));

@@ -200,15 +200,44 @@ class StrategySequenceTest {
   }
 
   @Test
-  void keyAffinity_excludedTargetMovesTheKey() throws Exception {
+  void keyAffinity_anExcludedHomeServesThatPickElsewhere_butTheKeyStaysHome() throws Exception {
+    // Issue 32 "Why" 3: a hedge's pick excludes the home; when the hedge won, the key had moved for good.
     LoadBalancer lb = lb(Strategy.keyAffinity(), t(1), t(2), t(3));
     Pick p = lb.pick("bob");
-    Target original = p.target();
+    Target home = p.target();
     p.success();
-    Pick retry = lb.pick("bob", Set.of(original));
-    assertThat(retry.target()).isNotEqualTo(original);
+    Pick hedge = lb.pick("bob", Set.of(home));
+    assertThat(hedge.target()).isNotEqualTo(home);
+    hedge.success();
+    for (int i = 0; i < 3; i++) {
+      Pick again = lb.pick("bob");
+      assertThat(again.target()).isEqualTo(home);
+      again.success();
+    }
+  }
+
+  @Test
+  void keyAffinity_anExcludedPickOfANewKey_placesIt() throws Exception {
+    LoadBalancer lb = lb(Strategy.keyAffinity(), t(1), t(2), t(3));
+    Target unexcluded = lb.pick("carol").target();
+    lb = lb(Strategy.keyAffinity(), t(1), t(2), t(3)); // a fresh table
+    Pick first = lb.pick("carol", Set.of(unexcluded)); // nothing remembered yet: this is its placement
+    first.success();
+    assertThat(first.target()).isNotEqualTo(unexcluded);
+    assertThat(lb.pick("carol").target()).isEqualTo(first.target());
+  }
+
+  @Test
+  void keyAffinity_aHomeThatFailed_afterAnExcludedPick_stillMovesTheKey() throws Exception {
+    LoadBalancer lb = Fixtures.builder(ticker, 1).targets(t(1), t(2), t(3))
+        .strategy(Strategy.keyAffinity()).passiveHealth(PassiveHealth.disabled()).build();
+    Pick p = lb.pick("dave");
+    Target home = p.target();
+    p.failure(new java.io.IOException("reset"));
+    Pick retry = lb.pick("dave", Set.of(home));
     retry.success();
-    assertThat(lb.pick("bob").target()).isEqualTo(retry.target());
+    assertThat(retry.target()).isNotEqualTo(home);
+    assertThat(lb.pick("dave").target()).isEqualTo(retry.target());
   }
 
   @Test

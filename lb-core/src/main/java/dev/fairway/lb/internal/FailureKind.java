@@ -27,6 +27,14 @@ public enum FailureKind {
   TIMEOUT(false, true, false),
   /** Any other I/O failure after the connection was made: the server may have acted on it. */
   IO(false, true, false),
+  /**
+   * The calling thread was interrupted (an {@link InterruptedException}, a {@link
+   * java.nio.channels.ClosedByInterruptException}, or Okio's {@code InterruptedIOException}
+   * "interrupted"): the caller stopped waiting. Says nothing about the target, so it is no failure
+   * of it, and it is never retried: the interrupt would end the next try the same way, and the
+   * caller no longer wants the answer.
+   */
+  INTERRUPTED(false, false, false),
   /** Not an I/O failure (a bug, a rejected argument): says nothing reliable about the target. */
   OTHER(false, false, false);
 

@@ -1,11 +1,13 @@
 package dev.fairway.lb.internal;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.PortUnreachableException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
+import java.nio.channels.ClosedByInterruptException;
 import java.security.cert.CertificateException;
 import java.util.Locale;
 import javax.net.ssl.SSLHandshakeException;
@@ -20,8 +22,9 @@ public final class Failures {
   private Failures() {}
 
   /**
-   * Classifies a call's failure. The first cause in the chain (up to 8 deep) that means something
-   * decides. Exceptions suppressed by the failure (OkHttp attaches the earlier tries of one call
+   * Classifies a call's failure. An interruption anywhere in the chain makes it {@link
+   * FailureKind#INTERRUPTED} ({@link #isInterruption}); otherwise the first cause in the chain (up
+   * to 8 deep) that means something decides. Exceptions suppressed by the failure (OkHttp attaches the earlier tries of one call
    * that way) are considered too: if one of them may have sent the request, the whole failure may
    * have, so a {@link FailureKind#neverSent()} kind is downgraded to {@link FailureKind#IO}.
    *
@@ -52,7 +55,46 @@ public final class Failures {
     return classifyChain(failure);
   }
 
+  /**
+   * True if {@code failure} says the calling thread was interrupted ({@link
+   * FailureKind#INTERRUPTED}): an {@link InterruptedException} (OkHttp 5's connect step throws one,
+   * though it is not an {@link IOException}), a {@link ClosedByInterruptException}, or an {@link
+   * InterruptedIOException} other than a timeout whose message starts with "interrupted" (Okio's,
+   * when it finds the thread's interrupt flag set). Anywhere in the cause chain, up to 8 deep. A
+   * {@link java.net.SocketTimeoutException} and OkHttp's call timeout ("timeout") are timeouts, not
+   * interrupts. The thread's own interrupt flag is the other signal, which only the interrupted
+   * thread can read; callers on that thread check both.
+   *
+   * <p>Never throws; {@code null} is false.
+   */
+  public static boolean isInterruption(@Nullable Throwable failure) {
+    @Nullable Throwable t = failure;
+    for (int depth = 0; t != null && depth < MAX_DEPTH; depth++, t = t.getCause()) {
+      if (isInterruptionItself(t)) {
+        return true;
+      }
+      if (t.getCause() == t) {
+        break;
+      }
+    }
+    return false;
+  }
+
+  private static boolean isInterruptionItself(Throwable t) {
+    if (t instanceof InterruptedException || t instanceof ClosedByInterruptException) {
+      return true;
+    }
+    if (t instanceof InterruptedIOException && !(t instanceof SocketTimeoutException)) {
+      String message = t.getMessage();
+      return message != null && message.startsWith("interrupted");
+    }
+    return false;
+  }
+
   private static FailureKind classifyChain(@Nullable Throwable failure) {
+    if (isInterruption(failure)) {
+      return FailureKind.INTERRUPTED; // before the kinds below: an interrupt may surface wrapped in any of them
+    }
     @Nullable Throwable t = failure;
     for (int depth = 0; t != null && depth < MAX_DEPTH; depth++, t = t.getCause()) {
       if (t instanceof ConnectException

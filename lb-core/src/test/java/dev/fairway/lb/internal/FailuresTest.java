@@ -72,6 +72,38 @@ class FailuresTest {
   }
 
   @Test
+  void interruptions_areNeitherSentNorRetried_andSayNothingAboutTheTarget() {
+    for (Throwable t : new Throwable[] {
+        new InterruptedException(), // OkHttp 5's connect step, not an IOException
+        new InterruptedIOException("interrupted"), // Okio, finding the thread's flag set
+        new InterruptedIOException("interrupted while waiting for a hedge"),
+        new java.nio.channels.ClosedByInterruptException(),
+        new IOException("wrapped", new InterruptedException()),
+        new ConnectException("refused") {
+          @Override
+          public synchronized Throwable getCause() {
+            return new InterruptedException(); // an interrupt that surfaced as another kind
+          }
+        }}) {
+      assertThat(Failures.isInterruption(t)).as(t.toString()).isTrue();
+      assertThat(Failures.classify(t)).as(t.toString()).isEqualTo(FailureKind.INTERRUPTED);
+      assertThat(Failures.classifyTarget(t)).as(t.toString()).isEqualTo(FailureKind.INTERRUPTED);
+    }
+    assertThat(FailureKind.INTERRUPTED.worthRetrying()).isFalse();
+    assertThat(FailureKind.INTERRUPTED.neverSent()).isFalse();
+    assertThat(FailureKind.INTERRUPTED.ejectsAtOnce()).isFalse();
+  }
+
+  @Test
+  void timeouts_areNotInterruptions() {
+    assertThat(Failures.isInterruption(new SocketTimeoutException("interrupted"))).isFalse(); // a timeout, whatever it says
+    assertThat(Failures.isInterruption(new InterruptedIOException("timeout"))).isFalse(); // OkHttp's call timeout
+    assertThat(Failures.isInterruption(new InterruptedIOException(null))).isFalse();
+    assertThat(Failures.isInterruption(null)).isFalse();
+    assertThat(Failures.classify(new InterruptedIOException("timeout"))).isEqualTo(FailureKind.IO);
+  }
+
+  @Test
   void otherFailures() {
     assertThat(Failures.classify(new IOException("unexpected end of stream"))).isEqualTo(FailureKind.IO);
     assertThat(Failures.classify(new InterruptedIOException("canceled"))).isEqualTo(FailureKind.IO);

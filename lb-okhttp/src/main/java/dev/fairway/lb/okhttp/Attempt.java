@@ -3,6 +3,7 @@ package dev.fairway.lb.okhttp;
 import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.Failures;
 import java.io.IOException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import okhttp3.Call;
@@ -68,15 +69,17 @@ final class Attempt implements Runnable {
   }
 
   /**
-   * Completes the attempt: released if the call was cancelled, else a failure when {@code failure}
-   * is not null or the status was a failure, else a success.
+   * Completes the attempt: released if the call was cancelled or {@code failure} is an interrupt
+   * ({@link Failures#isInterruption}: the caller stopped waiting, which says nothing about the
+   * target), else a failure when {@code failure} is not null or the status was a failure, else a
+   * success.
    */
   void complete(@Nullable Throwable failure) {
     if (!DONE.compareAndSet(this, 0, 1)) {
       return;
     }
     CallMetrics.Outcome outcome;
-    if (call.isCanceled()) {
+    if (call.isCanceled() || (failure != null && Failures.isInterruption(failure))) {
       pick.release();
       outcome = CallMetrics.Outcome.CANCELLED;
     } else if (failure != null) {
@@ -100,6 +103,8 @@ final class Attempt implements Runnable {
    */
   void superseded(boolean answered) {
     if (DONE.compareAndSet(this, 0, 1)) {
+      // Timed before the slot is freed: whoever sees the target idle also sees this attempt counted.
+      route.metrics.attempt(timers, CallMetrics.Outcome.CANCELLED, startNanos);
       Hedger.RouteHedging hedging = route.hedging;
       if (!answered && hedging != null && hedging.losers.holds()) {
         // its server most likely still works on it: the slot stays held (HeldLosers)
@@ -111,7 +116,6 @@ final class Attempt implements Runnable {
           hedging.losers.completed(pick.target(), sentNanos, hedging.nowNanos()); // its server got past what it held
         }
       }
-      route.metrics.attempt(timers, CallMetrics.Outcome.CANCELLED, startNanos);
     }
   }
 

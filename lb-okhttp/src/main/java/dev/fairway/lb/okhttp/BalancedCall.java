@@ -5,6 +5,8 @@ import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.lang.reflect.UndeclaredThrowableException;
 import java.net.ConnectException;
 import java.net.ProtocolException;
 import java.util.ArrayList;
@@ -56,6 +58,10 @@ final class BalancedCall {
   }
 
   Response proceed() throws IOException {
+    if (Thread.currentThread().isInterrupted()) {
+      // OkHttp would fail it anyway (its connect step or Okio's first write): take no slot at all.
+      throw new InterruptedIOException("interrupted");
+    }
     route.budget.deposit();
     if (route.hedging != null) {
       route.hedging.counts.call();
@@ -65,6 +71,9 @@ final class BalancedCall {
     }
     try {
       for (;;) {
+        if (attempts > 0 && Thread.currentThread().isInterrupted()) {
+          throw Interrupts.end(call, null); // no further attempt for a caller that stopped waiting
+        }
         Pick pick = nextPick();
         if (pick == null) {
           return giveUp();
@@ -155,12 +164,21 @@ final class BalancedCall {
         prefetchSmallBody(response);
       }
     } catch (IOException e) {
+      if (Interrupts.interrupted(e)) {
+        throw interrupted(answered, e);
+      }
       answered.complete(e);
       retryReason = call.isCanceled() ? null : interceptor.policy.onIOException(e, resendable, attempts);
       return failed(answered.target(), e);
     } catch (RuntimeException | Error e) {
       answered.abandon();
       throw e;
+    } catch (Exception e) { // a checked exception Kotlin let through: OkHttp 5's connect step throws InterruptedException
+      if (Interrupts.interrupted(e)) {
+        throw interrupted(answered, e);
+      }
+      answered.abandon();
+      throw new UndeclaredThrowableException(e, "a call to " + route.host + " threw a checked exception it does not declare");
     }
     retryReason = interceptor.policy.onResponse(response.code(), resendable, attempts);
     if (retryReason == null) {
@@ -214,6 +232,16 @@ final class BalancedCall {
     return interceptor.policy.isFailure(code);
   }
 
+  /**
+   * The caller was interrupted during {@code attempt}: the call is cancelled (so a hedge in flight
+   * is cancelled too, and released), the attempt released, and the exception to throw returned.
+   */
+  private InterruptedIOException interrupted(Attempt attempt, Throwable cause) {
+    InterruptedIOException e = Interrupts.end(call, cause);
+    attempt.complete(e); // released: the call is cancelled
+    return e;
+  }
+
   /** Records {@code e}; returns null to retry, or throws it with the earlier failures suppressed. */
   private @Nullable Response failed(Target target, IOException e) throws IOException {
     if (failures == null) {
@@ -229,6 +257,9 @@ final class BalancedCall {
 
   /** The outcome so far, when no further attempt can be made. */
   private Response giveUp() throws IOException {
+    if (Thread.currentThread().isInterrupted()) { // say, interrupted while waiting for a slot (concurrency limited)
+      throw Interrupts.end(call, noTarget);
+    }
     if (previous != null) {
       Response last = previous;
       previous = null;

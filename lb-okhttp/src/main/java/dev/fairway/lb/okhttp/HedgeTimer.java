@@ -1,6 +1,9 @@
 package dev.fairway.lb.okhttp;
 
 import java.util.Arrays;
+import java.util.Iterator;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -21,6 +24,10 @@ import org.jspecify.annotations.Nullable;
  * its delay, later only when the thread waits for a CPU. After {@link #IDLE_NANOS} without a new
  * timer it parks until the next one arrives (the only arm that costs a wake-up).
  *
+ * <p>The same ticks end the holds of losing copies ({@link HeldLosers}): a route that holds a copy
+ * asks to be watched ({@link #watch}), and every pass expires its holds until it holds nothing, so a
+ * hold ends on time though no call comes. The thread does not park while anything is held.
+ *
  * <p>The queue (a binary heap by deadline, each entry knowing its index) is touched by the timer
  * thread only. Thread-safe.
  */
@@ -39,6 +46,8 @@ final class HedgeTimer implements Hedger.Scheduler {
   private final AtomicReference<@Nullable HedgedAttempt> disarmed = new AtomicReference<>(); // linked by timerDisarmedNext
   private volatile @Nullable Thread thread;
   private volatile boolean parked; // the thread parks without a deadline: an arm must wake it
+  /** Routes holding losing copies: expired on every pass until they hold none. */
+  private final Set<HeldLosers> holding = ConcurrentHashMap.newKeySet();
 
   // Owned by the timer thread.
   private HedgedAttempt[] heap = new HedgedAttempt[64];
@@ -80,6 +89,19 @@ final class HedgeTimer implements Hedger.Scheduler {
     }
   }
 
+  @Override
+  public void watch(HeldLosers losers) {
+    holding.add(losers);
+    Thread t = thread;
+    if (t == null) {
+      if (threadName != null) {
+        start();
+      }
+    } else if (parked) {
+      LockSupport.unpark(t);
+    }
+  }
+
   private synchronized void start() {
     if (thread == null && threadName != null) {
       Thread t = new Thread(this::loop, threadName);
@@ -96,9 +118,10 @@ final class HedgeTimer implements Hedger.Scheduler {
       if (runDue(now)) {
         lastArrival = now;
       }
-      if (size == 0 && arrived.get() == null && now - lastArrival >= IDLE_NANOS) {
+      if (size == 0 && arrived.get() == null && holding.isEmpty() && now - lastArrival >= IDLE_NANOS) {
         parked = true;
-        if (arrived.get() == null) { // an arm that saw parked == false has pushed before this read
+        // an arm or a watch that saw parked == false has pushed before these reads
+        if (arrived.get() == null && holding.isEmpty()) {
           LockSupport.park(this);
         }
         parked = false;
@@ -119,7 +142,39 @@ final class HedgeTimer implements Hedger.Scheduler {
     while (size > 0 && heap[0].timerDeadline - now <= 0) {
       fire(poll());
     }
+    if (!holding.isEmpty()) {
+      expireHolds();
+    }
     return any;
+  }
+
+  /** Ends the holds that are over; stops watching a route that holds nothing. */
+  private void expireHolds() {
+    // A concurrent set: removing and adding while iterating is safe, and an element added now may
+    // or may not be seen by this pass (the next one sees it).
+    for (Iterator<HeldLosers> it = holding.iterator(); it.hasNext(); ) {
+      HeldLosers losers = it.next();
+      boolean stillHolding;
+      try {
+        stillHolding = losers.tick();
+      } catch (RuntimeException e) { // the timer must outlive whatever one release does
+        LOG.log(System.Logger.Level.WARNING, "releasing held hedge copies failed", e);
+        stillHolding = !losers.isEmpty();
+      }
+      if (!stillHolding) {
+        it.remove(); // before the flag is cleared: a hold that sets it again adds the route back
+        losers.watched.set(false);
+        // A copy held since tick() read the count saw watched still set and did not ask again.
+        if (!losers.isEmpty() && losers.watched.compareAndSet(false, true)) {
+          holding.add(losers);
+        }
+      }
+    }
+  }
+
+  /** Routes whose holds this timer ends; for tests. */
+  int watching() {
+    return holding.size();
   }
 
   /** How long the thread may sleep after a pass at {@code now}: until the next deadline, at most a tick. */

@@ -6,6 +6,8 @@ import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.FailureKind;
 import dev.fairway.lb.internal.Failures;
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.lang.reflect.UndeclaredThrowableException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import okhttp3.Call;
@@ -30,7 +32,9 @@ import org.jspecify.annotations.Nullable;
  * still answer: its failure reaches passive health, and if the other leg fails too the caller gets
  * the first leg's outcome (a response before an exception) with the loop's retry rules applied.
  * Cancelling the caller's call cancels both legs (through an {@link EventListener} on it), also
- * while the winner's body is read.
+ * while the winner's body is read, and then every leg is released, none held or failed. An
+ * interrupted caller ({@link Interrupts}) ends the same way: its call is cancelled; and when the
+ * timer fires for a caller that is interrupted, no hedge is sent and its call is cancelled.
  *
  * <p>Every outcome is settled exactly once: by the caller's thread while it is still deciding, or
  * by the hedge's thread when its outcome arrives after the caller has returned.
@@ -87,6 +91,8 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
   private final Hedger hedger;
   private final Attempt first;
   private final Call firstLeg;
+  /** The thread that runs the first leg: an interrupt of it means the caller stopped waiting. */
+  private final Thread caller;
 
   private static final AtomicIntegerFieldUpdater<HedgedAttempt> HEDGE =
       AtomicIntegerFieldUpdater.newUpdater(HedgedAttempt.class, "hedge");
@@ -127,6 +133,7 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
     this.hedger = hedger;
     this.first = first;
     this.firstLeg = leg(this);
+    this.caller = Thread.currentThread();
   }
 
   private Call leg(RaceLeg tag) {
@@ -179,6 +186,17 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
       failure = e;
     } catch (RuntimeException | Error e) { // the unhedged path lets these through too, once the pick is settled
       bug = e;
+    } catch (Exception e) { // OkHttp 5's connect step throws InterruptedException, though Java cannot see it
+      if (Failures.isInterruption(e)) {
+        failure = Interrupts.end(call, e);
+      } else {
+        bug = new UndeclaredThrowableException(e, "a call to " + route.host + " threw a checked exception it does not declare");
+      }
+    }
+    if (failure != null && !call.isCanceled() && Interrupts.interrupted(failure)) {
+      // The caller stopped waiting: cancelled before anything is settled, so the hedge (sent or
+      // not) is cancelled and every copy released, none held or failed.
+      failure = Interrupts.end(call, failure);
     }
     if (HEDGE.compareAndSet(this, PENDING, CLOSED)) { // answered before the timer fired: no race at all
       hedger.scheduler.disarm(this);
@@ -191,8 +209,7 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
     boolean cancelSecond = false;
     boolean otherCancelledByRace = false;
     boolean hedgeWon = false;
-    boolean interrupted = false;
-    boolean firstCancelled = false;
+    InterruptedException interrupted = null;
     Outcome late = null;
     synchronized (this) {
       firstOutcome = f;
@@ -219,13 +236,11 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
             }
           }
         } catch (InterruptedException e) {
-          interrupted = true;
+          interrupted = e;
         }
         finished = true; // a hedge outcome arriving from now on is settled by the hedge's thread
         Outcome s = secondOutcome;
-        if (interrupted) {
-          secondCancelledByRace = s == null;
-          firstCancelled = firstCancelledByRace;
+        if (interrupted != null) {
           late = s;
         } else if (winner == FIRST || s == null) {
           result = f;
@@ -244,14 +259,13 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
       }
     }
     hedger.scheduler.disarm(this);
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-      cancelLegs();
-      settleLoser(f, firstCancelled);
+    if (interrupted != null) {
+      InterruptedIOException e = Interrupts.end(call, interrupted); // cancels both legs: each is released
+      settleLoser(f, false);
       if (late != null) {
         settleLoser(late, false);
       }
-      throw new java.io.InterruptedIOException("interrupted while waiting for a hedge");
+      throw e;
     }
     if (cancelSecond) {
       Call leg = secondLeg;
@@ -302,6 +316,16 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
   private void sendHedge() {
     if (!HEDGE.compareAndSet(this, PENDING, SENDING)) {
       return; // the first copy answered meanwhile
+    }
+    Call call = owner.call();
+    if (caller.isInterrupted() || call.isCanceled()) {
+      // No hedge for a caller that stopped waiting. An interrupt cannot end the first copy's
+      // blocking read; cancelling the call does, and the caller then throws InterruptedIOException.
+      close();
+      if (!call.isCanceled()) {
+        call.cancel();
+      }
+      return;
     }
     Pick pick = hedger.pickHedge(route, owner.affinityKey(), first.target(), delayNanos);
     if (pick == null) {
@@ -416,6 +440,14 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
       failure = e;
     } catch (RuntimeException | Error e) { // the unhedged path lets these through too, once the pick is settled
       bug = e;
+    } catch (Exception e) { // OkHttp 5's connect step throws InterruptedException, though Java cannot see it
+      if (Failures.isInterruption(e)) {
+        InterruptedIOException interrupted = new InterruptedIOException("interrupted");
+        interrupted.initCause(e);
+        failure = interrupted; // released, not failed (Attempt#complete)
+      } else {
+        bug = new UndeclaredThrowableException(e, "a hedge to " + route.host + " threw a checked exception it does not declare");
+      }
     }
     return new Outcome(attempt, startNanos, response, failure, bug);
   }
@@ -446,6 +478,13 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
    */
   private void settleLoser(Outcome loser, boolean cancelledByRace) {
     Response response = loser.response;
+    if (owner.call().isCanceled()) { // the caller stopped waiting (cancelled or interrupted): released, nothing learnt
+      if (response != null) {
+        response.close();
+      }
+      loser.attempt.complete(null); // released: the call is cancelled
+      return;
+    }
     if (response != null) {
       if (usable(loser)) {
         loser.attempt.superseded(true); // its server answered: the slot is free

@@ -41,6 +41,14 @@ final class Hedger {
 
     /** The race no longer wants its hedge (its state already says so); called at most once, after arm. */
     void disarm(HedgedAttempt race);
+
+    /**
+     * Calls {@link HeldLosers#expire} on {@code losers} on every tick until nothing is held, so a
+     * hold ends on time though no call comes; the timer then clears {@link HeldLosers#watched}.
+     * Called when {@code losers} holds a copy and is not watched. A scheduler without ticks (tests
+     * that fire hedges by hand) does nothing: holds then end when calls come.
+     */
+    default void watch(HeldLosers losers) {}
   }
 
   final HedgingPolicy policy;
@@ -142,7 +150,8 @@ final class Hedger {
     double p = policy.percentileValue();
     return new RouteHedging(Double.isNaN(p) ? null : new LatencyWindow(p, ticker.getAsLong()), p, ticker,
         policy.fixedDelayNanos(), new RecentCounts(ticker),
-        new RetryBudget(policy.percentCanHedge(), policy.minHedgesPerSecond(), ticker), policy.loserHoldNanos());
+        new RetryBudget(policy.percentCanHedge(), policy.minHedgesPerSecond(), ticker), policy.loserHoldNanos(),
+        scheduler);
   }
 
   private static ThreadFactory daemon(String prefix) {
@@ -182,12 +191,13 @@ final class Hedger {
     final RetryBudget budget;
 
     RouteHedging(@Nullable LatencyWindow window, long fixedDelayNanos, RecentCounts counts, RetryBudget budget) {
-      this(window, Double.NaN, System::nanoTime, fixedDelayNanos, counts, budget, HedgingPolicy.DEFAULT_LOSER_HOLD.toNanos());
+      this(window, Double.NaN, System::nanoTime, fixedDelayNanos, counts, budget, HedgingPolicy.DEFAULT_LOSER_HOLD.toNanos(),
+          null);
     }
 
     RouteHedging(@Nullable LatencyWindow window, double percentile, LongSupplier ticker, long fixedDelayNanos,
-        RecentCounts counts, RetryBudget budget, long loserHoldNanos) {
-      this.losers = new HeldLosers(loserHoldNanos);
+        RecentCounts counts, RetryBudget budget, long loserHoldNanos, @Nullable Scheduler scheduler) {
+      this.losers = new HeldLosers(loserHoldNanos, ticker, scheduler);
       this.window = window;
       this.percentile = percentile;
       this.ticker = ticker;

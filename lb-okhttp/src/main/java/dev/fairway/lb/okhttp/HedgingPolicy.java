@@ -128,8 +128,10 @@ public final class HedgingPolicy {
    * How long at most a copy that lost the race and was cancelled before its answer keeps its
    * in-flight slot on its target (default {@link #DEFAULT_LOSER_HOLD}). Most servers go on working
    * on a request whose caller has gone, so the slot stays held until a copy sent to that target
-   * after it answers (a server that serves in order has then got to it), or until this hold ends.
-   * Released at the cancel instead, that work would be hidden from the balancer: at saturation the
+   * after it answers (a server that serves in order has then got to it), or until this hold ends
+   * (within about a millisecond of its end, whether or not more calls come), or until the
+   * balancer closes. A copy of a call that its caller cancelled or interrupted is never held: the
+   * call ends, and its copies with it. Released at the cancel instead, that work would be hidden from the balancer: at saturation the
    * target whose calls were hedged would look free, get more calls, and queue them behind work
    * nobody waits for. {@link Duration#ZERO} releases at the cancel: for servers that stop work on a
    * request as soon as its caller cancels it.

@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -17,7 +18,11 @@ import org.jspecify.annotations.Nullable;
  * connection, and few servers notice before they answer. Each keeps its in-flight slot on its
  * target until a copy that was sent to the same target <em>after</em> it completes (a server that
  * serves in order has then got to it), or until the policy's hold ({@link
- * HedgingPolicy#withLoserHold}, 10 s by default) passed; with a hold of 0 nothing is held.
+ * HedgingPolicy#withLoserHold}, 10 s by default) passed; with a hold of 0 nothing is held. A hold
+ * ends on time whether or not more calls come: while anything is held, the hedge timer ({@link
+ * HedgeTimer}), which ticks anyway while hedges are armed, calls {@link #expire} on every tick.
+ * When the route's balancer closes, every held copy is released ({@link #releaseAll}) and copies
+ * that lose later are not held.
  *
  * <p>Why: releasing the slot at the cancel hides that work from the balancer. At saturation the
  * target whose calls were hedged then looks free, gets more calls, and its queue grows behind work
@@ -43,9 +48,34 @@ final class HeldLosers {
       AtomicLongFieldUpdater.newUpdater(HeldLosers.class, "nextExpiryNanos");
   private volatile long nextExpiryNanos = Long.MAX_VALUE; // no copy is held past it unchecked
   private final AtomicBoolean expiring = new AtomicBoolean();
+  /** Set while the scheduler expires this on its ticks; cleared by the scheduler once nothing is held. */
+  final AtomicBoolean watched = new AtomicBoolean();
+  private final Hedger.@Nullable Scheduler scheduler; // null: holds end only when calls come (tests)
+  private final LongSupplier ticker; // the route's hedging clock, which the held times are in
+  private volatile boolean closed;
 
+  /** Holds end when calls come; for tests. */
   HeldLosers(long maxHoldNanos) {
+    this(maxHoldNanos, System::nanoTime, null);
+  }
+
+  /**
+   * Holds end on {@code scheduler}'s ticks ({@link Hedger.Scheduler#watch}) by {@code ticker}, the
+   * clock of the times given to {@link #hold}, and when calls come.
+   */
+  HeldLosers(long maxHoldNanos, LongSupplier ticker, Hedger.@Nullable Scheduler scheduler) {
     this.maxHoldNanos = maxHoldNanos;
+    this.ticker = ticker;
+    this.scheduler = scheduler;
+  }
+
+  /**
+   * One tick of the scheduler that watches this: releases the copies whose hold is over; true while
+   * copies are still held.
+   */
+  boolean tick() {
+    expire(ticker.getAsLong());
+    return !isEmpty();
   }
 
   /** False when the policy's hold is 0: a loser's slot is then freed at the cancel. */
@@ -71,16 +101,26 @@ final class HeldLosers {
     ArrayDeque<Held> queue = byTarget.computeIfAbsent(target, t -> new ArrayDeque<>());
     boolean held = false;
     synchronized (queue) {
-      if (byTarget.get(target) == queue) { // else forget() took the queue meanwhile: nothing to hold for
+      // else forget() or releaseAll() took the queue meanwhile: nothing to hold for
+      if (byTarget.get(target) == queue && !closed) {
         queue.addLast(new Held(release, sentNanos, until));
         count.incrementAndGet();
         held = true;
       }
     }
-    if (held) {
-      expireBy(until);
-    } else {
+    if (!held) {
       release.run();
+      return;
+    }
+    expireBy(until);
+    if (closed) { // closed while this was added: releaseAll may have missed it
+      releaseAll();
+      return;
+    }
+    // After the count went up: a scheduler that clears the flag reads the count again afterwards.
+    Hedger.Scheduler s = scheduler;
+    if (s != null && watched.compareAndSet(false, true)) {
+      s.watch(this);
     }
   }
 
@@ -147,6 +187,17 @@ final class HeldLosers {
       expiring.set(false);
     }
     release(released);
+  }
+
+  /**
+   * Releases every held copy, and from now on holds none (a copy that loses later is released at
+   * once): the route's balancer closed. Idempotent.
+   */
+  void releaseAll() {
+    closed = true;
+    for (Target target : byTarget.keySet()) {
+      forget(target);
+    }
   }
 
   /** Releases every held copy on {@code target}: it left the service. */

@@ -44,7 +44,12 @@ import org.jspecify.annotations.Nullable;
  *       Builder#failureStatusCodes} (default 500, 502, 503, 504) is a failure too, but the response is
  *       still returned when no retry applies. The target's in-flight slot is held until the
  *       response body is fully read or closed; latency is recorded when the response headers
- *       arrive. A cancelled call only frees its slot.
+ *       arrive. A cancelled call only frees its slot. So does a call whose thread is interrupted
+ *       (say by Resilience4j's {@code TimeLimiter} or {@code Future.cancel(true)}): it is cancelled,
+ *       never retried or hedged, counts against no target, and throws {@link
+ *       java.io.InterruptedIOException} with the thread's interrupt flag kept. An interrupt cannot
+ *       end a blocking socket read, so it takes effect at the next step of the call (the hedge
+ *       timer, a read, a retry); {@code Call.cancel()} ends the call at once.
  *   <li>Retries go to a target this call has not tried yet, at most {@link Builder#maxAttempts}
  *       attempts (distinct targets, not OkHttp's internal re-sends), decided by lb-core's one
  *       failure classification. A connection that could not be made (refused, no route, connect

@@ -48,6 +48,9 @@ final class ServiceRoute implements LoadBalancerListener {
   public void closed() {
     urls.clear();
     metrics.closed();
+    if (hedging != null) {
+      hedging.losers.releaseAll(); // nothing held outlives the balancer
+    }
   }
 
   /** Counts a leaked response body; logs the first one, as OkHttp logs its first leaked connection. */
