@@ -72,6 +72,8 @@ final class LoadReportParser {
   };
   /** Mantissas up to 2^53 are exact doubles. */
   private static final long EXACT_MANTISSA = 1L << 53;
+  /** The smallest power of ten that is a normal double (10^-307); below it, a scale loses digits. */
+  private static final int MIN_POWER = -307;
   /** Digits beyond these cannot change a double; they only move the decimal point. */
   private static final int MAX_DIGITS = 18;
 
@@ -239,8 +241,12 @@ final class LoadReportParser {
     } else if (mantissa < EXACT_MANTISSA && Math.abs(exponent) < POWERS_OF_TEN.length) {
       // Both operands exact, so the one rounding of * or / gives the correctly rounded result.
       magnitude = exponent >= 0 ? mantissa * POWERS_OF_TEN[exponent] : mantissa / POWERS_OF_TEN[-exponent];
-    } else {
+    } else if (exponent >= MIN_POWER) {
       magnitude = mantissa * Math.pow(10, exponent);
+    } else {
+      // 10^exponent alone would underflow to 0 (or lose digits as a subnormal) although the product
+      // may be a normal double, e.g. 22250738585072014e-324: scale in two steps instead.
+      magnitude = mantissa * Math.pow(10, exponent - MIN_POWER) * Math.pow(10, MIN_POWER);
     }
     return negative ? -magnitude : magnitude;
   }

@@ -211,6 +211,17 @@ class LoadReportParserTest {
   }
 
   @Test
+  void parseDecimal_manyDigitsAtTheBottomOfTheNormalRange_isNotFlushedToZero() {
+    // Found by LoadReportParserFuzzTest.decimal: 17 digits push the scale to 10^-324, which alone is 0.
+    assertThat(LoadReportParser.parseDecimal("2.2250738585072014E-308", 0, 23)).isEqualTo(Double.MIN_NORMAL);
+    assertThat(LoadReportParser.parseDecimal("123456789012345678e-325", 0, 23))
+        .isCloseTo(1.23456789012345678e-308, org.assertj.core.data.Offset.offset(4 * Math.ulp(1e-308)));
+    assertThat(LoadReportParser.parseDecimal("4.9e-324", 0, 8)).isEqualTo(Double.MIN_VALUE);
+    assertThat(parse("TEXT eps=2.2250738585072014E-308")).isEqualTo(Outcome.PARSED);
+    assertThat(report.eps).isEqualTo(Double.MIN_NORMAL);
+  }
+
+  @Test
   void malformedLaterPair_dropsTheWholeReport() {
     assertThat(parse("TEXT cpu_utilization=0.3, named_metrics.rif=5, eps=oops")).isEqualTo(Outcome.MALFORMED);
     assertEmpty();

@@ -42,8 +42,8 @@ import org.jspecify.annotations.Nullable;
  * query closes its connection before the next is opened). Consul's default
  * {@code limits.http_max_conns_per_client} is 200 per client IP: 30 services are 30 connections, plus one
  * for the coordinate watch below. On the servers, a source is one blocking query (a goroutine) for
- * up to {@code wait} (+ wait/16), then one read per change, at most one read every 15 s once the
- * service churns faster than that (see {@link ConsulTargetSource.Builder#rateLimit}).
+ * up to {@code wait} (+ wait/16), then one read per change; an index that moves without a change
+ * costs at most 2 reads a second after a burst of 2 (see {@link ConsulTargetSource.Builder#rateLimit}).
  *
  * <p>Closeness ({@link ConsulTargetSource.Builder#closeness(boolean)}, on by default) costs one watch per
  * discovery, shared by all its sources and started with the first one that wants it: one

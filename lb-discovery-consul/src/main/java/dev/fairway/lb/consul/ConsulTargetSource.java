@@ -59,12 +59,15 @@ import org.jspecify.annotations.Nullable;
  *       {@code fairway.discovery.errors{reason}}, and the loop backs off exponentially with full jitter
  *       (1 s growing to 60 s; reset by a success). A reply Consul filtered to {@code []} by ACL keeps
  *       the last list too, with one warning naming the missing {@code service:read}.
- *   <li>A reply that brings a new list is delivered at once and the next query goes out at once: a
+ *   <li>A change reaches the listeners within 1 s of Consul knowing it, whatever came before it. A
+ *       reply that brings a new list is delivered at once and the next query goes out at once: a
  *       rolling deploy is seen step by step. Wake-ups that bring the same list under a new index are
- *       held to Consul's advice (a token bucket: burst 2, then one query per 15 s,
- *       {@link Builder#rateLimit}). Real changes faster than 10 at once and then 2 a second (a
- *       flapping check) degrade the watch to polling every 5 s until the service is quiet for 6 s,
- *       logged and counted in {@code fairway.discovery.throttled{reason=flapping}}.
+ *       spaced out (a token bucket: burst 2, then one query per 500 ms, {@link Builder#rateLimit}), so
+ *       a hot index costs the agent at most 2 reads a second and a change that lands during the
+ *       spacing waits at most 500 ms. Real changes faster than 10 at once and then 2 a second (a
+ *       flapping check) damp the watch to one query per 500 ms until the service is quiet for a
+ *       second, logged and counted in {@code fairway.discovery.throttled{reason=flapping}}. What
+ *       each limit costs the agent at 100 and 1,000 instances: see {@link Builder#rateLimit}.
  *   <li>The ACL token travels only in the {@code X-Consul-Token} header, never in a URL or a log line.
  *   <li>Closeness (on by default, {@link Builder#closeness(boolean)}): each target carries the estimated
  *       round-trip time from the local agent's node to its instance's node,
@@ -87,11 +90,11 @@ public final class ConsulTargetSource implements TargetSource {
   static final Duration DEFAULT_BACKOFF_INITIAL = Duration.ofSeconds(1);
   static final Duration DEFAULT_BACKOFF_MAX = Duration.ofSeconds(60);
   /**
-   * Consul's advice for blocking-query loops, applied to wake-ups that bring the same list: a token
-   * bucket with burst 2, then one query every 15 s (see {@link WakeupLimiter}).
+   * Applied to wake-ups that bring the same list: a token bucket with burst 2, then one query every
+   * 500 ms, a short fixed spacing that keeps a change within 1 s (see {@link WakeupLimiter}).
    */
   static final int DEFAULT_BURST = 2;
-  static final Duration DEFAULT_REFILL = Duration.ofSeconds(15);
+  static final Duration DEFAULT_REFILL = Duration.ofMillis(500);
 
   private final String service;
   private final ConsulDiscovery discovery;
@@ -363,10 +366,16 @@ public final class ConsulTargetSource implements TargetSource {
 
     /**
      * The token bucket in front of every query that follows a wake-up without a change (the same list
-     * under a new index): {@code burst} such queries at once, then one per {@code refillEvery}. Default:
-     * burst 2, one per 15 s, Consul's own advice for blocking-query loops: a service whose index moves
-     * every few milliseconds costs four reads a minute. A wake-up that brings a new list is not held
-     * back by it; held queries count in {@code fairway.discovery.throttled{reason=unchanged}}.
+     * under a new index): {@code burst} such queries at once, then one per {@code refillEvery}.
+     * Default: burst 2, one per 500 ms. A wake-up that brings a new list is not held back by it; held
+     * queries count in {@code fairway.discovery.throttled{reason=unchanged}}.
+     *
+     * <p>The trade: a change that lands while such a query is held is seen when the hold ends, so
+     * {@code refillEvery} is the longest a change can wait (the default keeps every change within
+     * 1 s). Its cost: each held-back read is the whole reply, about 1 KB per instance, served once per
+     * watching client; at one read per 500 ms that is at most 200 KB/s per client for a service of
+     * 100 instances and 2 MB/s for 1,000 instances. {@code rateLimit(2, Duration.ofSeconds(5))} cuts
+     * that to a tenth (20 KB/s, 200 KB/s) at the price of up to 5 s before a change is seen.
      */
     public Builder rateLimit(int burst, Duration refillEvery) {
       requireUnset("rateLimit", refill == null ? null : this.burst + " per " + refill);

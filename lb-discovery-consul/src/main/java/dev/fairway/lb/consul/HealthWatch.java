@@ -117,9 +117,9 @@ final class HealthWatch {
     long wait = limiter.afterReply(changed, sentNanos);
     switch (limiter.verdict()) {
       case STARTS_POLLING -> LOG.log(Level.WARNING, "{0}: the instance list changes faster than {1} times at once"
-              + " and then {2} a second (a flapping check?); polling every {3} s until it is quiet",
+              + " and then {2} a second (a flapping check?); one query per {3} ms until it is quiet",
           query.service(), WakeupLimiter.CHANGE_BURST, 1_000 / WakeupLimiter.CHANGE_REFILL.toMillis(),
-          WakeupLimiter.FLAP_POLL.toSeconds());
+          WakeupLimiter.FLAP_POLL.toMillis());
       case ENDS_POLLING -> LOG.log(Level.INFO, "{0}: the instance list is quiet again; blocking queries again",
           query.service());
       default -> { }

@@ -70,14 +70,33 @@ class LoopPartsTest {
   }
 
   @Test
-  void tokenBucket_consulsAdvice_burstTwo_thenOneEvery15Seconds_exactly() {
+  void tokenBucket_theDefault_burstTwo_thenOneEvery500ms_exactly() {
     AtomicLong now = new AtomicLong(0);
-    TokenBucket bucket = new TokenBucket(15 * SECOND, 2, now::get);
+    TokenBucket bucket = new TokenBucket(ConsulTargetSource.DEFAULT_REFILL.toNanos(), ConsulTargetSource.DEFAULT_BURST,
+        now::get);
     assertThat(bucket.reserveNanos()).isZero();
     assertThat(bucket.reserveNanos()).isZero();
-    assertThat(bucket.reserveNanos()).isEqualTo(15 * SECOND);
-    now.addAndGet(15 * SECOND);
-    assertThat(bucket.reserveNanos()).isEqualTo(15 * SECOND);
+    assertThat(bucket.reserveNanos()).isEqualTo(SECOND / 2);
+    now.addAndGet(SECOND / 2);
+    assertThat(bucket.reserveNanos()).isEqualTo(SECOND / 2);
+  }
+
+  @Test
+  void wakeupLimiter_everyHoldIsAtMost500ms_soAChangeWaitsLessThanTheOneSecondBound() {
+    AtomicLong now = new AtomicLong(0);
+    WakeupLimiter limiter = WakeupLimiter.of(
+        new TokenBucket(ConsulTargetSource.DEFAULT_REFILL.toNanos(), ConsulTargetSource.DEFAULT_BURST, now::get), now::get);
+    long longest = 0;
+    // Every mix of replies, answered at once (the worst case: nothing blocks), for 2,000 replies.
+    long pattern = 0x9E3779B97F4A7C15L;
+    for (int i = 0; i < 2_000; i++) {
+      boolean changed = ((pattern >>> (i % 64)) & 1) == 1 || i % 7 == 0;
+      long wait = limiter.afterReply(changed, now.get());
+      longest = Math.max(longest, wait);
+      now.addAndGet(wait + 1_000_000L); // the next reply 1 ms after the query went out
+    }
+    assertThat(longest).as("the longest hold").isEqualTo(SECOND / 2);
+    assertThat(longest).isLessThan(WakeupLimiter.LATENCY_BOUND.toNanos());
   }
 
   @Test

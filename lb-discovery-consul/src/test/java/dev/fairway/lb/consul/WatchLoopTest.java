@@ -96,7 +96,7 @@ class WatchLoopTest {
   // ---------------------------------------------------------------------------------------------
 
   @Test
-  void blockingLoop_changesGoOutAtOnce_andTheDefaultBucketHoldsSameListWakeUpsTo15s() {
+  void blockingLoop_changesGoOutAtOnce_andTheDefaultBucketSpacesSameListWakeUps500msApart() {
     ConsulTargetSource s = discovery().source("orders").closeness(false).meterRegistry(registry).build();
 
     assertThat(http.paths()).containsExactly(BASE);
@@ -115,15 +115,15 @@ class WatchLoopTest {
     http.ok(13, list(O1, O2, O3)); // the same list under a new index: the burst of 2 ...
     http.ok(14, list(O3, O2, O1)); // (order ignored: still the same list)
     assertThat(http.paths()).hasSize(6).endsWith(BASE + "?index=14&wait=5m");
-    http.ok(15, list(O1, O2, O3)); // ... is spent: the next query waits 15 s
+    http.ok(15, list(O1, O2, O3)); // ... is spent: the next query waits 500 ms
     assertThat(http.count()).isEqualTo(6);
-    assertThat(scheduler.waitsMillis()).containsExactly(15_000L);
+    assertThat(scheduler.waitsMillis()).containsExactly(500L);
 
     scheduler.runNext();
     assertThat(http.last().pathAndQuery()).isEqualTo(BASE + "?index=15&wait=5m");
     http.ok(16, list(O1, O2, O3));
-    assertThat(scheduler.waitsMillis()).as("a hot index degrades into polling every 15 s")
-        .containsExactly(15_000L, 15_000L);
+    assertThat(scheduler.waitsMillis()).as("a hot index: one query per 500 ms")
+        .containsExactly(500L, 500L);
     scheduler.runNext();
     http.ok(17, list(O1, O2)); // a change while the bucket is empty: not held back
     assertThat(http.paths()).hasSize(9).endsWith(BASE + "?index=17&wait=5m");
@@ -134,7 +134,7 @@ class WatchLoopTest {
     http.ok(19, list(O1, O2));
     assertThat(http.paths()).hasSize(11).endsWith(BASE + "?index=19&wait=5m");
     http.ok(20, list(O1, O2));
-    assertThat(scheduler.waitsMillis()).containsExactly(15_000L, 15_000L, 15_000L);
+    assertThat(scheduler.waitsMillis()).containsExactly(500L, 500L, 500L);
     assertThat(registry.get("fairway.discovery.updates").counter().count()).isEqualTo(4.0);
     assertThat(registry.get("fairway.discovery.throttled").tag("reason", "unchanged").counter().count())
         .isEqualTo(3.0);
