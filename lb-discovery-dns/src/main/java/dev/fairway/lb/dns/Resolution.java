@@ -128,7 +128,7 @@ final class Resolution {
         if (h.failure != null) {
           List<InetAddress> last = known.get(host);
           pass.errors.add(new Outcome.Problem(h.failure.reason(), h.failure.detail()
-              + (last != null ? "; using its last known addresses " + last : "")));
+              + (last != null ? "; using its last known addresses " + last.stream().map(SrvTargets::literal).toList() : "")));
           if (last != null) {
             use = last;
           }
