@@ -2,8 +2,10 @@ package dev.fairway.lb.dns;
 
 import java.lang.System.Logger.Level;
 import java.net.InetAddress;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -49,6 +51,7 @@ final class RefreshLoop {
   private volatile long lastAnswerNanos; // 0: none yet
   private volatile @Nullable Future<?> pending;
   private Map<Name, List<InetAddress>> knownHosts = Map.of();
+  private Set<String> lastProblems = Set.of();
   private int failures;
 
   RefreshLoop(String service, Function<Map<Name, List<InetAddress>>, CompletableFuture<Outcome>> resolve,
@@ -115,14 +118,18 @@ final class RefreshLoop {
 
   private void resolved(Outcome.Resolved r) {
     lastAnswerNanos = ticker.getAsLong();
+    // Each problem is counted every time; logged as a warning only when it is new since the last
+    // answer, so a record that stays bad does not write a line per refresh.
+    Set<String> problems = new HashSet<>();
     for (Outcome.Problem p : r.skipped()) {
-      LOG.log(Level.WARNING, "{0}: skipped: {1}", service, p.detail());
+      logProblem(problems, "skipped: " + p.detail());
       metrics.skipped(p.reason());
     }
     for (Outcome.Problem p : r.errors()) {
-      LOG.log(Level.WARNING, "{0}: {1}", service, p.detail());
+      logProblem(problems, p.detail());
       metrics.error(p.reason());
     }
+    lastProblems = problems;
     if (failures > 0 && r.errors().isEmpty()) {
       LOG.log(Level.INFO, "{0}: DNS answers again after {1} failed refresh(es)", service, failures);
     }
@@ -135,6 +142,11 @@ final class RefreshLoop {
       wait = Math.min(wait, retryNanos(++failures));
     }
     next(wait);
+  }
+
+  private void logProblem(Set<String> problems, String line) {
+    problems.add(line);
+    LOG.log(lastProblems.contains(line) ? Level.DEBUG : Level.WARNING, "{0}: {1}", service, line);
   }
 
   private void failed(Outcome.Failed f) {
