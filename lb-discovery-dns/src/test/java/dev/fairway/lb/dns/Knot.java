@@ -166,12 +166,12 @@ final class Knot implements AutoCloseable {
     }
   }
 
-  /** Asks for the zone's SOA until Knot answers it (NOERROR), within 10 s. */
+  /** Asks for the zone's SOA until Knot answers it (NOERROR), within 30 s. */
   private void awaitAnswering() throws IOException, InterruptedException {
     SimpleResolver probe = new SimpleResolver(address());
     probe.setTimeout(java.time.Duration.ofMillis(300));
     Message query = Message.newQuery(Record.newRecord(Name.fromString(zone, Name.root), Type.SOA, DClass.IN));
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); // generous: a loaded machine
     for (;;) {
       try {
         if (probe.send(query).getRcode() == Rcode.NOERROR) {
