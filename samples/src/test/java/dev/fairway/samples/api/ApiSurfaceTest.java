@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.consul.ConsulTargetSource;
+import dev.fairway.lb.dns.DnsTargetSource;
 import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
 import dev.fairway.samples.api.fixture.Widget;
 import java.io.IOException;
@@ -14,7 +15,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The public API of the three library modules, compared with the listings committed under
+ * The public API of the library modules, compared with the listings committed under
  * {@code samples/src/test/resources/api/}. An accidental addition or removal fails here; a deliberate
  * one is rewritten with {@link #UPDATE_COMMAND} and shows up as a diff in review.
  */
@@ -38,6 +39,11 @@ class ApiSurfaceTest {
   @Test
   void lbDiscoveryConsul_publicApiIsTheCommittedOne() throws IOException {
     check("lb-discovery-consul", ConsulTargetSource.class);
+  }
+
+  @Test
+  void lbDiscoveryDns_publicApiIsTheCommittedOne() throws IOException {
+    check("lb-discovery-dns", DnsTargetSource.class);
   }
 
   private static void check(String module, Class<?> anchor) throws IOException {
