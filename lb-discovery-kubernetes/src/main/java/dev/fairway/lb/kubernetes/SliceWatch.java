@@ -323,7 +323,7 @@ final class SliceWatch {
   private void stalled() {
     endWatch();
     fail("stalled", "the watch stream did not end within its timeoutSeconds plus "
-        + TimeUnit.NANOSECONDS.toSeconds(settings.watchGraceNanos()) + " s", false);
+        + TimeUnit.NANOSECONDS.toMillis(settings.watchGraceNanos()) + " ms", false);
   }
 
   private void gone(String detail) {
@@ -349,11 +349,10 @@ final class SliceWatch {
           ? "the service account needs get, list and watch on endpointslices in API group discovery.k8s.io"
               + " in namespace " + settings.namespace() + " (a Role and a RoleBinding)"
           : "the API server did not accept the token (expired, or not a service-account token)";
-      KubernetesApiException e = new KubernetesApiException(status, reason,
-          settings.service() + ": " + status + " " + (status == 403 ? "Forbidden" : "Unauthorized")
-              + " reading EndpointSlices: " + what + "; the API server said: " + message);
-      sink.refused(e);
-      fail(status == 403 ? "forbidden" : "unauthorized", String.valueOf(e.getMessage()), wasList || resourceVersion.isEmpty());
+      String detail = status + " " + (status == 403 ? "Forbidden" : "Unauthorized") + " reading EndpointSlices: "
+          + what + "; the API server said: " + message;
+      sink.refused(new KubernetesApiException(status, reason, settings.service() + ": " + detail));
+      fail(status == 403 ? "forbidden" : "unauthorized", detail, wasList || resourceVersion.isEmpty());
       return;
     }
     if (status == 429) {
