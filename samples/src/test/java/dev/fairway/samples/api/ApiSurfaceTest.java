@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.consul.ConsulTargetSource;
+import dev.fairway.lb.kubernetes.KubernetesTargetSource;
 import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
 import dev.fairway.samples.api.fixture.Widget;
 import java.io.IOException;
@@ -38,6 +39,11 @@ class ApiSurfaceTest {
   @Test
   void lbDiscoveryConsul_publicApiIsTheCommittedOne() throws IOException {
     check("lb-discovery-consul", ConsulTargetSource.class);
+  }
+
+  @Test
+  void lbDiscoveryKubernetes_publicApiIsTheCommittedOne() throws IOException {
+    check("lb-discovery-kubernetes", KubernetesTargetSource.class);
   }
 
   private static void check(String module, Class<?> anchor) throws IOException {
