@@ -77,6 +77,24 @@ final class KubernetesRun {
           .namespace(NAMESPACE).portName("http").backoff(Duration.ofMillis(50), Duration.ofSeconds(1)).build();
       resources.add(source);
       source.whenReady().get(30, TimeUnit.SECONDS);
+      // When each Pod's terminating change left the balancer's list, against when it reached the API server.
+      long[] appliedAt = new long[BACKENDS];
+      long[] seenAt = new long[BACKENDS];
+      String[] ids = new String[BACKENDS];
+      for (int i = 0; i < BACKENDS; i++) {
+        ids[i] = "127.0.0.1:" + backends[i].port();
+      }
+      resources.add(source.subscribe(list -> {
+        long now = System.nanoTime();
+        synchronized (seenAt) {
+          for (int i = 0; i < BACKENDS; i++) {
+            String id = ids[i];
+            if (appliedAt[i] != 0 && seenAt[i] == 0 && list.stream().noneMatch(t -> t.id().equals(id))) {
+              seenAt[i] = now;
+            }
+          }
+        }
+      }));
       MeterRegistry registry = new SimpleMeterRegistry();
       LoadBalancer balancer = LoadBalancer.builder(ScenarioRun.SERVICE).targets(source).meterRegistry(registry).build();
       resources.add(balancer);
@@ -89,8 +107,13 @@ final class KubernetesRun {
       for (int i = 0; i < BACKENDS; i++) {
         int b = i;
         String oldPod = pod(i, 0);
-        later(controller, propagation, () -> api.apply(NAMESPACE, slice(b, backends[b],
-            Endpoint.at("127.0.0.1").pod(oldPod).zone("z1").conditions(false, true, true))));
+        later(controller, propagation, () -> {
+          synchronized (seenAt) {
+            appliedAt[b] = System.nanoTime();
+          }
+          api.apply(NAMESPACE, slice(b, backends[b],
+              Endpoint.at("127.0.0.1").pod(oldPod).zone("z1").conditions(false, true, true)));
+        });
         RollingRun.sleep(drainNanos);
         backends[i].kill();
         later(controller, propagation, () -> api.apply(NAMESPACE, slice(b, backends[b], null)));
@@ -104,9 +127,17 @@ final class KubernetesRun {
       double seconds = (System.nanoTime() - start) / 1e9;
       users.stop();
       users.join(TimeUnit.SECONDS.toNanos(10));
+      long maxWatchNanos = 0;
+      synchronized (seenAt) {
+        for (int i = 0; i < BACKENDS; i++) {
+          maxWatchNanos = Math.max(maxWatchNanos, seenAt[i] == 0 ? Long.MAX_VALUE : seenAt[i] - appliedAt[i]);
+        }
+      }
+      String watch = maxWatchNanos == Long.MAX_VALUE ? "a terminating change never reached the list; "
+          : String.format(java.util.Locale.ROOT, "watch delay max %.1f ms; ", maxWatchNanos / 1e6);
       return new RollingRun.Result(drain, RollingRun.PROPAGATION, seconds, users.calls[0].sum(),
           users.errors[0].sum(), users.calls[1].sum(), users.errors[1].sum(), Math.round(RollingRun.retries(registry)),
-          RollingRun.summary(users.kinds));
+          watch + RollingRun.summary(users.kinds));
     } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
       throw new IOException("the Kubernetes source did not get its first list: " + e, e);
     } finally {
