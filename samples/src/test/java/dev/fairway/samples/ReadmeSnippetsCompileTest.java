@@ -28,6 +28,7 @@ class ReadmeSnippetsCompileTest {
       "import dev.fairway.lb.*;",
       "import dev.fairway.lb.consul.*;",
       "import dev.fairway.lb.dns.*;",
+      "import dev.fairway.lb.kubernetes.*;",
       "import dev.fairway.lb.okhttp.*;",
       "import io.micrometer.core.instrument.simple.SimpleMeterRegistry;",
       "import java.io.IOException;",

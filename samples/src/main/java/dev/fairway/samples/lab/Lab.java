@@ -53,6 +53,8 @@ public final class Lab {
     List<RollingRun.Result> rolling = options.scenarios().contains(Scenario.ROLLING)
         ? RollingLab.run(options, progress) : List.of();
     SubsetSocketLab.Result subset = options.scenarios().contains(Scenario.SUBSET) ? runSubset() : null;
+    KubernetesLab.Results kubernetes = options.scenarios().contains(Scenario.KUBERNETES)
+        ? KubernetesLab.run(options, progress) : null;
     out.println();
     for (Scenario scenario : options.scenarios()) {
       List<RunResult> rows = rowsOf(results, scenario);
@@ -70,6 +72,9 @@ public final class Lab {
     }
     if (subset != null) {
       out.println(SubsetSocketLab.table(subset, options));
+    }
+    if (kubernetes != null) {
+      out.println(KubernetesLab.table(kubernetes, options));
     }
     if (options.csv != null && !results.isEmpty()) {
       ResultTables.writeCsv(options.csv, results);
@@ -105,7 +110,8 @@ public final class Lab {
           * options.strategies().size();
       double planned = plannedSeconds(options);
       boolean console = System.console() != null;
-      if (total > 0 || options.scenarios().contains(Scenario.ROLLING)) {
+      if (total > 0 || options.scenarios().contains(Scenario.ROLLING)
+          || options.scenarios().contains(Scenario.KUBERNETES)) {
         warmUpJvm(); // (subset alone counts connections and calls, not times: no warm-up)
       }
       long started = System.nanoTime();

@@ -136,7 +136,7 @@ final class RollingRun {
   }
 
   /** The interceptor's retries ({@code fairway.retries}, on the balancer's registry). */
-  private static double retries(MeterRegistry registry) {
+  static double retries(MeterRegistry registry) {
     double sum = 0;
     for (Counter c : registry.find("fairway.retries").counters()) {
       sum += c.count();
@@ -144,14 +144,14 @@ final class RollingRun {
     return sum;
   }
 
-  private static void sleep(long nanos) {
+  static void sleep(long nanos) {
     long deadline = System.nanoTime() + nanos;
     for (long left = nanos; left > 0; left = deadline - System.nanoTime()) {
       LockSupport.parkNanos(left);
     }
   }
 
-  private static String summary(Map<String, LongAdder> kinds) {
+  static String summary(Map<String, LongAdder> kinds) {
     StringBuilder sb = new StringBuilder();
     kinds.entrySet().stream()
         .sorted((a, b) -> Long.compare(b.getValue().sum(), a.getValue().sum()))
@@ -161,8 +161,8 @@ final class RollingRun {
     return sb.toString();
   }
 
-  /** Closed-loop users, each sending GET and POST in turn; [0] counts GET, [1] POST. */
-  private static final class Users {
+  /** Closed-loop users, each sending GET and POST in turn; [0] counts GET, [1] POST. Also used by {@link KubernetesRun}. */
+  static final class Users {
     private final OkHttpClient client;
     private final Thread[] threads = new Thread[USERS];
     final LongAdder[] calls = {new LongAdder(), new LongAdder()};

@@ -66,6 +66,13 @@ public enum Scenario {
    */
   ROLLING(RollingRun.USERS, 1, "20 users, GET and POST; backends drained, stopped and restarted in turn"),
   /**
+   * Kubernetes discovery ({@link KubernetesLab}): the rolling restart of {@link #ROLLING} driven through
+   * EndpointSlice conditions by a fake API server (terminating, then gone, then a new ready Pod), and a
+   * zone-hints run (the share of calls kept on the hints' allocation for the caller's zone). Not in the
+   * default run: name it ({@code --scenario kubernetes}).
+   */
+  KUBERNETES(RollingRun.USERS, 1, "20 users, GET and POST; Pods terminate, go and return via EndpointSlices; zone hints"),
+  /**
    * Deterministic subsetting on real sockets ({@link SubsetSocketLab}): 40 clients, each its own balancer
    * at {@code PeerCoordinate.fixed(i, 40)} with one user, over 20 backends that count the connections
    * they accept; a window of 5 beside every client on every backend, in one invocation. Not in the
@@ -141,12 +148,12 @@ public enum Scenario {
    * the default run stays near four minutes.
    */
   boolean inDefaultRun() {
-    return this != JITTER && this != ZONES && this != LIAR && this != ROLLING && this != SUBSET;
+    return this != JITTER && this != ZONES && this != LIAR && this != ROLLING && this != SUBSET && this != KUBERNETES;
   }
 
   /** Whether it has runs and a table of its own ({@link RollingLab}, {@link SubsetSocketLab}), not scenario x strategy rows. */
   boolean runsApart() {
-    return this == ROLLING || this == SUBSET;
+    return this == ROLLING || this == SUBSET || this == KUBERNETES;
   }
 
   /** The scenarios of the default run, in order. */
@@ -217,6 +224,6 @@ public enum Scenario {
         return s;
       }
     }
-    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail, zones, jitter, liar, rolling, subset or all)");
+    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail, zones, jitter, liar, rolling, subset, kubernetes or all)");
   }
 }

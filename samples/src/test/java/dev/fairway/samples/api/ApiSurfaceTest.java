@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.consul.ConsulTargetSource;
 import dev.fairway.lb.dns.DnsTargetSource;
+import dev.fairway.lb.kubernetes.KubernetesTargetSource;
 import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
 import dev.fairway.samples.api.fixture.Widget;
 import java.io.IOException;
@@ -44,6 +45,11 @@ class ApiSurfaceTest {
   @Test
   void lbDiscoveryDns_publicApiIsTheCommittedOne() throws IOException {
     check("lb-discovery-dns", DnsTargetSource.class);
+  }
+
+  @Test
+  void lbDiscoveryKubernetes_publicApiIsTheCommittedOne() throws IOException {
+    check("lb-discovery-kubernetes", KubernetesTargetSource.class);
   }
 
   private static void check(String module, Class<?> anchor) throws IOException {
