@@ -161,6 +161,12 @@ public class FairwayConsulAutoConfiguration {
         throw new FairwayConfigurationException(PREFIX + "service-name", PREFIX + "service-name: not set"
             + " (expected: the Consul service this application registered in, or spring.application.name)");
       }
+      if (instanceId.isBlank() || !instanceId.equals(instanceId.strip())) {
+        throw new FairwayConfigurationException(PREFIX + "instance-id", PREFIX + "instance-id: \"" + instanceId
+            + "\" (expected: the Service.ID this application registered in Consul, or Service.ID@Node)");
+      }
+      check(serviceName != null ? "service-name" : "service-name (spring.application.name)",
+          () -> ConsulTargetSource.builder(service));
       ConsulTargetFeed.Placement fixed = new ConsulTargetFeed.Placement(service, instanceId);
       return () -> fixed;
     }

@@ -95,7 +95,7 @@ public final class FairwayOkHttp implements AutoCloseable {
       return t;
     });
     Future<?> first = feed != null
-        ? CompletableFuture.allOf(fed.values().stream().map(ServiceFeed::whenReady).toArray(CompletableFuture[]::new))
+        ? CompletableFuture.allOf(fed.values().stream().map(ServiceFeed::whenReady).toArray(CompletableFuture<?>[]::new))
         : refresher.submit(this::refresh);
     Duration firstTimeout = feed != null ? feed.firstReplyTimeout() : FIRST_READ_TIMEOUT;
     try {

@@ -322,6 +322,12 @@ class ConsulFeedTest {
     runner().withPropertyValues("fairway.consul.tls.client-certificate=/tmp/c.pem").run(context ->
         assertThat(cause(context).getMessage()).isEqualTo("fairway.consul.tls.client-key: not set while"
             + " fairway.consul.tls.client-certificate is /tmp/c.pem (expected: both or neither)"));
+    runner().withPropertyValues("fairway.consul.instance-id=", "spring.application.name=checkout").run(context ->
+        assertThat(cause(context).getMessage()).isEqualTo("fairway.consul.instance-id: \"\" (expected: the"
+            + " Service.ID this application registered in Consul, or Service.ID@Node)"));
+    runner().withPropertyValues("fairway.consul.instance-id=c-1", "fairway.consul.service-name=a/b").run(context ->
+        assertThat(cause(context).getMessage()).isEqualTo("fairway.consul.service-name: \"a/b\""
+            + " (expected: a Consul service name, non-blank, no '/' or surrounding spaces)"));
     runner().withPropertyValues("fairway.consul.datacenter=").run(context ->
         assertThat(cause(context).getMessage()).isEqualTo("fairway.consul.datacenter: \"\" (expected: a datacenter name)"));
   }
