@@ -15,7 +15,9 @@ import org.springframework.core.env.Environment;
  * The configuration each Spring Cloud LoadBalancer client context gets by default (registered by
  * {@link FairwayLoadBalancerAutoConfiguration} with {@code @LoadBalancerClients(defaultConfiguration
  * = ...)}): a {@link FairwayReactorLoadBalancer} for the client's service and the
- * {@link FairwayLoadBalancerLifecycle} that reports outcomes to it.
+ * {@link FairwayLoadBalancerLifecycle} that reports outcomes to it. The balancer reads the client's
+ * {@link ServiceInstanceListSupplier}, or, with {@code fairway.consul.enabled=true}, Consul directly
+ * (a {@link TargetFeed} in the application context).
  *
  * <p>It steps aside: a {@link ReactorLoadBalancer} from the client's own
  * {@code @LoadBalancerClient(configuration = ...)}, from another default configuration registered
@@ -32,10 +34,18 @@ public class FairwayLoadBalancerClientConfiguration {
   @ConditionalOnMissingBean(ReactorLoadBalancer.class)
   ReactorLoadBalancer<ServiceInstance> fairwayReactorLoadBalancer(Environment environment,
       LoadBalancerClientFactory clients, FairwaySettings settings, FairwayBalancers balancers,
-      ObjectProvider<MeterRegistry> meters, FairwayProperties properties) {
+      ObjectProvider<MeterRegistry> meters, FairwayProperties properties, ObjectProvider<TargetFeed> feeds) {
     String service = serviceId(environment);
+    ServiceSettings serviceSettings = settings.forService(service);
+    TargetFeed feed = feeds.getIfAvailable();
+    if (feed != null) {
+      // fairway.consul.enabled: Consul's watcher feeds the balancer; the supplier is not read.
+      return new FairwayReactorLoadBalancer(service, feed.open(serviceSettings), feed.firstReplyTimeout(),
+          serviceSettings, balancers, meters.getIfUnique(), properties.getLoadbalancer().getAbandonedPickTimeout(),
+          System::nanoTime);
+    }
     return new FairwayReactorLoadBalancer(service, clients.getLazyProvider(service, ServiceInstanceListSupplier.class),
-        settings.forService(service), balancers, meters.getIfUnique(),
+        serviceSettings, balancers, meters.getIfUnique(),
         properties.getLoadbalancer().getAbandonedPickTimeout(), System::nanoTime);
   }
 

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -30,7 +31,11 @@ import org.springframework.cloud.client.discovery.DiscoveryClient;
  * service's OkHttp settings (hedging, attempts, retry budget), for Retrofit users and for hedging,
  * which Spring Cloud LoadBalancer cannot do.
  *
- * <p>Instances are read once at startup (waiting at most 10 s) and then every
+ * <p>With {@code fairway.consul.enabled=true}, every service's balancer is fed by Fairway's own
+ * Consul watcher instead (a {@link TargetFeed}): changes arrive as Consul reports them, and the
+ * {@code DiscoveryClient} is not read.
+ *
+ * <p>Otherwise instances are read once at startup (waiting at most 10 s) and then every
  * {@code fairway.okhttp.refresh-interval} (default 30 s) on one daemon thread; bad entries are
  * skipped as {@link InstanceTargets} says, and a failed read keeps the last list. Health is the
  * balancer's own, between reads too.
@@ -47,11 +52,22 @@ public final class FairwayOkHttp implements AutoCloseable {
   private final Map<String, InstanceTargets> targets = new LinkedHashMap<>();
   private final Map<String, LoadBalancer> balancers = new LinkedHashMap<>();
   private final List<Interceptor> interceptors = new ArrayList<>();
+  private final List<ServiceFeed> feeds = new ArrayList<>();
   private final ScheduledExecutorService refresher;
   private volatile @Nullable OkHttpClient client;
 
   FairwayOkHttp(FairwaySettings settings, DiscoveryClient discovery, FairwayBalancers registry,
       @Nullable MeterRegistry meters, Duration refreshInterval) {
+    this(settings, discovery, null, registry, meters, refreshInterval);
+  }
+
+  /**
+   * With a {@code feed} (fairway.consul.enabled), every service's balancer is fed by it and the
+   * {@code discovery} is not read; startup waits for the feed's first answers, all services at once,
+   * up to {@link TargetFeed#firstReplyTimeout()}.
+   */
+  FairwayOkHttp(FairwaySettings settings, DiscoveryClient discovery, @Nullable TargetFeed feed,
+      FairwayBalancers registry, @Nullable MeterRegistry meters, Duration refreshInterval) {
     if (refreshInterval.compareTo(Duration.ofMillis(10)) < 0) {
       String property = "fairway.okhttp.refresh-interval";
       throw new FairwayConfigurationException(property, property + ": " + refreshInterval + " (expected: at least 10ms)");
@@ -61,26 +77,46 @@ public final class FairwayOkHttp implements AutoCloseable {
     // Every service's interceptor settings first: a bad value fails before any thread or balancer exists.
     Map<String, LoadBalancingInterceptor.Builder> builders = new LinkedHashMap<>();
     settings.named().forEach((service, s) -> builders.put(service, OkHttpSettings.interceptorFor(s)));
-    settings.named().keySet().forEach(service -> targets.put(service, new InstanceTargets(service, meters)));
+    Map<String, ServiceFeed> fed = new LinkedHashMap<>();
+    if (feed != null) {
+      try {
+        settings.named().forEach((service, s) -> fed.put(service, feed.open(s)));
+      } catch (RuntimeException e) {
+        fed.values().forEach(ServiceFeed::close);
+        throw e;
+      }
+      feeds.addAll(fed.values());
+    } else {
+      settings.named().keySet().forEach(service -> targets.put(service, new InstanceTargets(service, meters)));
+    }
     this.refresher = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "fairway-okhttp-discovery");
       t.setDaemon(true);
       return t;
     });
-    Future<?> first = refresher.submit(this::refresh);
+    Future<?> first = feed != null
+        ? CompletableFuture.allOf(fed.values().stream().map(ServiceFeed::whenReady).toArray(CompletableFuture<?>[]::new))
+        : refresher.submit(this::refresh);
+    Duration firstTimeout = feed != null ? feed.firstReplyTimeout() : FIRST_READ_TIMEOUT;
     try {
-      first.get(FIRST_READ_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      first.get(firstTimeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
-      LOG.warn("Fairway: discovery did not answer within " + FIRST_READ_TIMEOUT + "; the OkHttp path starts without instances");
+      first.cancel(false);
+      LOG.warn("Fairway: discovery did not answer within " + firstTimeout + "; the OkHttp path starts without instances");
     } catch (ExecutionException e) {
       LOG.warn("Fairway: the first discovery read failed; the OkHttp path starts without instances", e.getCause());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
     builders.forEach((service, b) -> {
-      InstanceTargets t = targets.get(service);
-      MutableTargetSource source = t != null ? t.sourceOrEmpty() : new MutableTargetSource(List.of());
-      LoadBalancer.Builder lb = settings.forService(service).configure(LoadBalancer.builder(service)).targets(source);
+      LoadBalancer.Builder lb = settings.forService(service).configure(LoadBalancer.builder(service));
+      ServiceFeed f = fed.get(service);
+      if (f != null) {
+        f.apply(lb);
+      } else {
+        InstanceTargets t = targets.get(service);
+        lb.targets(t != null ? t.sourceOrEmpty() : new MutableTargetSource(List.of()));
+      }
       if (meters != null) {
         lb.meterRegistry(meters);
       }
@@ -89,9 +125,11 @@ public final class FairwayOkHttp implements AutoCloseable {
       registry.register("okhttp:" + service, balancer);
       interceptors.add(b.service(service, balancer).build());
     });
-    long every = refreshInterval.toMillis();
-    // refresh() catches what a read throws, so the schedule never dies of one and nothing is lost here.
-    var unused = refresher.scheduleWithFixedDelay(this::refresh, every, every, TimeUnit.MILLISECONDS);
+    if (feed == null) {
+      long every = refreshInterval.toMillis();
+      // refresh() catches what a read throws, so the schedule never dies of one and nothing is lost here.
+      var unused = refresher.scheduleWithFixedDelay(this::refresh, every, every, TimeUnit.MILLISECONDS);
+    }
   }
 
   /** Reads every service's instances once; a failing read keeps that service's last list. */
@@ -156,5 +194,6 @@ public final class FairwayOkHttp implements AutoCloseable {
       registry.unregister("okhttp:" + service, lb);
       lb.close();
     });
+    feeds.forEach(ServiceFeed::close);
   }
 }

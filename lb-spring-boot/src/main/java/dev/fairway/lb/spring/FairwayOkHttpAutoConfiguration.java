@@ -17,7 +17,7 @@ import org.springframework.context.annotation.Bean;
  * an {@link OkHttpClient} bean carrying its interceptors. Runs after the application's
  * {@code DiscoveryClient} is configured.
  */
-@AutoConfiguration(after = FairwayAutoConfiguration.class, afterName = {
+@AutoConfiguration(after = FairwayAutoConfiguration.class, afterName = {"dev.fairway.lb.spring.FairwayConsulAutoConfiguration",
     "org.springframework.cloud.client.discovery.composite.CompositeDiscoveryClientAutoConfiguration",
     "org.springframework.cloud.client.discovery.simple.SimpleDiscoveryClientAutoConfiguration"})
 @ConditionalOnClass(name = {"okhttp3.OkHttpClient", "dev.fairway.lb.okhttp.LoadBalancingInterceptor",
@@ -29,8 +29,8 @@ public class FairwayOkHttpAutoConfiguration {
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   FairwayOkHttp fairwayOkHttp(FairwaySettings settings, DiscoveryClient discovery, FairwayBalancers balancers,
-      ObjectProvider<MeterRegistry> meters, FairwayProperties properties) {
-    return new FairwayOkHttp(settings, discovery, balancers, meters.getIfUnique(),
+      ObjectProvider<MeterRegistry> meters, FairwayProperties properties, ObjectProvider<TargetFeed> feed) {
+    return new FairwayOkHttp(settings, discovery, feed.getIfAvailable(), balancers, meters.getIfUnique(),
         properties.getOkhttp().getRefreshInterval());
   }
 

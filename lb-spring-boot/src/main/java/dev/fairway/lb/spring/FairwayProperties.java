@@ -108,6 +108,8 @@ public class FairwayProperties {
 
     private final RetryBudget retryBudget = new RetryBudget();
 
+    private final Subset subset = new Subset();
+
     public @Nullable String getStrategy() {
       return strategy;
     }
@@ -178,6 +180,38 @@ public class FairwayProperties {
 
     public RetryBudget getRetryBudget() {
       return retryBudget;
+    }
+
+    public Subset getSubset() {
+      return subset;
+    }
+  }
+
+  /**
+   * Deterministic subsetting: this application balances over its own window of a service's
+   * instances, placed by its own registration in Consul (needs fairway.consul.enabled=true).
+   */
+  public static class Subset {
+    /** The least number of instances in this application's window (1..1000000). Default: no subsetting. */
+    private @Nullable Integer size;
+
+    /** The window never holds fewer instances than this, whatever size says (1..1000000). Default 12. */
+    private @Nullable Integer floor;
+
+    public @Nullable Integer getSize() {
+      return size;
+    }
+
+    public void setSize(@Nullable Integer size) {
+      this.size = size;
+    }
+
+    public @Nullable Integer getFloor() {
+      return floor;
+    }
+
+    public void setFloor(@Nullable Integer floor) {
+      this.floor = floor;
     }
   }
 

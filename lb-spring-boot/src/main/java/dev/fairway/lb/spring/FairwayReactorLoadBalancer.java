@@ -14,6 +14,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.DefaultResponse;
 import org.springframework.cloud.client.loadbalancer.EmptyResponse;
@@ -45,13 +46,19 @@ import reactor.core.publisher.Mono;
  * that fails or emits nothing leaves the last list in service.
  *
  * <p>The balancer is built on the first list that has usable instances, so that list is its first
- * one (slow start applies only to instances that join later). Thread-safe.
+ * one (slow start applies only to instances that join later).
+ *
+ * <p>With {@code fairway.consul.enabled=true} the supplier is not read at all: the balancer is built
+ * at once on a {@link ServiceFeed} (Fairway's own Consul watcher), which pushes every membership and
+ * health change as Consul reports it. Thread-safe.
  */
 final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBalancer, AutoCloseable {
   private static final Log LOG = LogFactory.getLog(FairwayReactorLoadBalancer.class);
 
   private final String service;
-  private final ObjectProvider<ServiceInstanceListSupplier> suppliers;
+  private final @Nullable ObjectProvider<ServiceInstanceListSupplier> suppliers; // null: fed by feed
+  private final @Nullable ServiceFeed feed;
+  private final Duration firstReplyTimeout;
   private final ServiceSettings settings;
   private final FairwayBalancers registry;
   private final @Nullable MeterRegistry meters;
@@ -66,6 +73,8 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
       LongSupplier ticker) {
     this.service = service;
     this.suppliers = suppliers;
+    this.feed = null;
+    this.firstReplyTimeout = Duration.ZERO;
     this.settings = settings;
     this.registry = registry;
     this.meters = meters;
@@ -73,9 +82,51 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
     this.outstanding = new OutstandingPicks(service, abandonedPickTimeout.toNanos(), ticker, meters);
   }
 
+  /**
+   * A balancer fed by {@code feed} (Fairway's own Consul watcher) instead of a supplier: built at
+   * once on the feed's source, so membership and health changes reach it as the feed sees them. A
+   * {@link #choose} before the feed's first answer waits for it up to {@code firstReplyTimeout}.
+   * Takes {@code feed}: closes it on {@link #close()}, or at once if this constructor fails.
+   */
+  FairwayReactorLoadBalancer(String service, ServiceFeed feed, Duration firstReplyTimeout, ServiceSettings settings,
+      FairwayBalancers registry, @Nullable MeterRegistry meters, Duration abandonedPickTimeout, LongSupplier ticker) {
+    this.service = service;
+    this.suppliers = null;
+    this.feed = feed;
+    this.firstReplyTimeout = firstReplyTimeout;
+    this.settings = settings;
+    this.registry = registry;
+    this.meters = meters;
+    this.targets = new InstanceTargets(service, meters);
+    this.outstanding = new OutstandingPicks(service, abandonedPickTimeout.toNanos(), ticker, meters);
+    try {
+      LoadBalancer.Builder b = feed.apply(settings.configure(LoadBalancer.builder(service)));
+      if (meters != null) {
+        b.meterRegistry(meters);
+      }
+      LoadBalancer lb = b.build();
+      balancer = lb;
+      registry.register(service, lb);
+    } catch (RuntimeException e) {
+      feed.close();
+      throw e;
+    }
+  }
+
   @Override
   @SuppressWarnings("rawtypes") // the interface's own signature
   public Mono<Response<ServiceInstance>> choose(Request request) {
+    ServiceFeed f = feed;
+    if (f != null) {
+      if (f.isReady()) {
+        return Mono.fromSupplier(() -> respond(request));
+      }
+      // Before Consul's first answer: wait for it (bounded, and cancelled with the caller), then pick.
+      return Mono.fromFuture(f.whenReady())
+          .timeout(firstReplyTimeout)
+          .then(Mono.fromSupplier(() -> respond(request)))
+          .onErrorResume(e -> Mono.fromSupplier(() -> respond(request)));
+    }
     ServiceInstanceListSupplier s = supplier();
     return s.get()
         .next()
@@ -93,7 +144,8 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
   private ServiceInstanceListSupplier supplier() {
     ServiceInstanceListSupplier s = supplier;
     if (s == null) {
-      s = suppliers.getIfAvailable(NoopServiceInstanceListSupplier::new);
+      ObjectProvider<ServiceInstanceListSupplier> p = suppliers;
+      s = p == null ? new NoopServiceInstanceListSupplier() : p.getIfAvailable(NoopServiceInstanceListSupplier::new);
       supplier = s;
     }
     return s;
@@ -145,9 +197,19 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
         return new EmptyResponse();
       }
     }
-    FairwayServiceInstance chosen = new FairwayServiceInstance(targets.instanceOf(pick.target()), pick, outstanding, now);
+    FairwayServiceInstance chosen = new FairwayServiceInstance(instanceOf(pick.target()), pick, outstanding, now);
     outstanding.add(chosen);
     return new DefaultResponse(chosen);
+  }
+
+  /** The instance Spring's clients call: the discovered one, or for a fed target one made from it. */
+  private ServiceInstance instanceOf(Target target) {
+    if (feed == null) {
+      return targets.instanceOf(target);
+    }
+    // Spring Cloud Consul registers an https instance with Meta secure=true; the same key marks it here.
+    boolean secure = Boolean.parseBoolean(target.metadata().get("secure"));
+    return new DefaultServiceInstance(target.id(), service, target.host(), target.port(), secure, target.metadata());
   }
 
   private @Nullable String affinityKey(@Nullable Object context) {
@@ -167,8 +229,23 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
     if (previous == null) {
       return null;
     }
-    Target t = previous instanceof FairwayServiceInstance f ? f.target() : targets.targetOf(previous);
+    Target t = previous instanceof FairwayServiceInstance f ? f.target()
+        : feed == null ? targets.targetOf(previous) : fedTarget(previous);
     return t == null ? null : Set.of(t);
+  }
+
+  private @Nullable Target fedTarget(ServiceInstance instance) {
+    ServiceFeed f = feed;
+    if (f == null) {
+      return null;
+    }
+    String id = InstanceTargets.idOf(instance);
+    for (Target t : f.source().targets()) {
+      if (t.id().equals(id)) {
+        return t;
+      }
+    }
+    return null;
   }
 
   String service() {
@@ -199,6 +276,10 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
     if (lb != null) {
       registry.unregister(service, lb);
       lb.close();
+    }
+    ServiceFeed f = feed;
+    if (f != null) {
+      f.close();
     }
   }
 

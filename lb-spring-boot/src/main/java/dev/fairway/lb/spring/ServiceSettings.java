@@ -2,7 +2,9 @@ package dev.fairway.lb.spring;
 
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.PassiveHealth;
+import dev.fairway.lb.PeerCoordinate;
 import dev.fairway.lb.Strategy;
+import dev.fairway.lb.Subset;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -30,6 +32,9 @@ final class ServiceSettings {
   final Value<Integer> maxAttempts;
   final Value<Double> retryPercent;
   final Value<Integer> retryMinPerSecond;
+  /** {@code subset.size} and {@code .floor}: checked, applied by a discovery that can place this application. */
+  final Value<Integer> subsetSize;
+  final Value<Integer> subsetFloor;
 
   /** A resolved setting and the property it came from (for messages); value null when unset everywhere. */
   record Value<T>(@Nullable T value, String property) {}
@@ -97,6 +102,9 @@ final class ServiceSettings {
     this.maxAttempts = r.get(FairwayProperties.Service::getMaxAttempts, "max-attempts");
     this.retryPercent = r.get(s -> s.getRetryBudget().getPercent(), "retry-budget.percent");
     this.retryMinPerSecond = r.get(s -> s.getRetryBudget().getMinPerSecond(), "retry-budget.min-per-second");
+    this.subsetSize = r.get(s -> s.getSubset().getSize(), "subset.size");
+    this.subsetFloor = r.get(s -> s.getSubset().getFloor(), "subset.floor");
+    subset(PeerCoordinate.fixed(0, 1)); // checks both values now, with the SDK's own messages
   }
 
   /** The settings of a service listed under {@code fairway.services}. */
@@ -122,6 +130,25 @@ final class ServiceSettings {
       b.panicThreshold(panicThreshold);
     }
     return b.localZone(localZone).passiveHealth(passiveHealth);
+  }
+
+  /**
+   * The subset of {@code subset.size} / {@code .floor} over {@code coordinate}, or null when this
+   * service has no {@code subset.size}. Throws naming the property for a value {@link Subset} rejects.
+   */
+  @Nullable Subset subset(PeerCoordinate coordinate) {
+    Integer size = subsetSize.value();
+    Integer floor = subsetFloor.value();
+    if (size == null) {
+      if (floor != null) {
+        String sizeProperty = subsetFloor.property().replace("subset.floor", "subset.size");
+        throw new FairwayConfigurationException(subsetFloor.property(), subsetFloor.property() + ": " + floor
+            + " set without " + sizeProperty + " (expected: both, or size alone)");
+      }
+      return null;
+    }
+    Subset subset = check(subsetSize.property(), () -> Subset.of(size, coordinate));
+    return floor == null ? subset : check(subsetFloor.property(), () -> subset.withFloor(floor));
   }
 
   boolean isFailureStatus(int status) {
