@@ -114,45 +114,52 @@ public final class KubernetesTargetSource implements TargetSource {
     loop.setRemoveOnCancelPolicy(true);
     this.httpWorker = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
         r -> daemon(r, "fairway-kubernetes-http-" + b.service));
-    ApiHttp http = new JdkApiHttp(connection, CONNECT_TIMEOUT, httpWorker);
-    this.metrics = b.meterRegistry == null
-        ? DiscoveryMetrics.NOOP
-        : DiscoveryMetrics.micrometer(b.meterRegistry, service, this::stalenessNanos, this::targetCount);
-    this.publisher = new TargetPublisher(service, metrics);
-    Duration initial = b.backoffInitial == null ? DEFAULT_BACKOFF_INITIAL : b.backoffInitial;
-    Duration max = b.backoffMax == null ? DEFAULT_BACKOFF_MAX : b.backoffMax;
-    Backoff backoff = new Backoff(initial.toNanos(), max.toNanos(), () -> ThreadLocalRandom.current().nextDouble());
-    PortChoice port = b.portName != null ? PortChoice.named(b.portName)
-        : b.port != null ? PortChoice.number(b.port) : PortChoice.ONLY;
-    Duration watchTimeout = b.watchTimeout == null ? DEFAULT_WATCH_TIMEOUT : b.watchTimeout;
-    Duration grace = b.watchGrace == null ? WATCH_GRACE : b.watchGrace;
-    SliceWatch.Settings settings = new SliceWatch.Settings(service, connection.namespace(), port, localZone,
-        b.preferIpv6, LIST_TIMEOUT.toNanos(), watchTimeout.toSeconds(), grace.toNanos());
-    SliceWatch.Scheduler scheduler = new SliceWatch.Scheduler() {
-      @Override
-      public Future<?> schedule(Runnable task, long delayNanos) {
-        return loop.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
-      }
-
-      @Override
-      public void execute(Runnable task) {
-        if (!loop.isShutdown()) {
-          loop.execute(task);
+    // Nothing below starts a thread or a request; if it fails, the two executors are all there is to stop.
+    try {
+      ApiHttp http = new JdkApiHttp(connection, CONNECT_TIMEOUT, httpWorker);
+      this.metrics = b.meterRegistry == null
+          ? DiscoveryMetrics.NOOP
+          : DiscoveryMetrics.micrometer(b.meterRegistry, service, this::stalenessNanos, this::targetCount);
+      this.publisher = new TargetPublisher(service, metrics);
+      Duration initial = b.backoffInitial == null ? DEFAULT_BACKOFF_INITIAL : b.backoffInitial;
+      Duration max = b.backoffMax == null ? DEFAULT_BACKOFF_MAX : b.backoffMax;
+      Backoff backoff = new Backoff(initial.toNanos(), max.toNanos(), () -> ThreadLocalRandom.current().nextDouble());
+      PortChoice port = b.portName != null ? PortChoice.named(b.portName)
+          : b.port != null ? PortChoice.number(b.port) : PortChoice.ONLY;
+      Duration watchTimeout = b.watchTimeout == null ? DEFAULT_WATCH_TIMEOUT : b.watchTimeout;
+      Duration grace = b.watchGrace == null ? WATCH_GRACE : b.watchGrace;
+      SliceWatch.Settings settings = new SliceWatch.Settings(service, connection.namespace(), port, localZone,
+          b.preferIpv6, LIST_TIMEOUT.toNanos(), watchTimeout.toSeconds(), grace.toNanos());
+      SliceWatch.Scheduler scheduler = new SliceWatch.Scheduler() {
+        @Override
+        public Future<?> schedule(Runnable task, long delayNanos) {
+          return loop.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
         }
-      }
-    };
-    this.watch = new SliceWatch(settings, http, scheduler, System::nanoTime,
-        () -> ThreadLocalRandom.current().nextDouble(), backoff, metrics, new SliceWatch.Sink() {
-          @Override
-          public void publish(List<Target> targets) {
-            publisher.publish(targets);
-          }
 
-          @Override
-          public void refused(KubernetesApiException e) {
-            publisher.refused(e);
+        @Override
+        public void execute(Runnable task) {
+          if (!loop.isShutdown()) {
+            loop.execute(task);
           }
-        });
+        }
+      };
+      this.watch = new SliceWatch(settings, http, scheduler, System::nanoTime,
+          () -> ThreadLocalRandom.current().nextDouble(), backoff, metrics, new SliceWatch.Sink() {
+            @Override
+            public void publish(List<Target> targets) {
+              publisher.publish(targets);
+            }
+
+            @Override
+            public void refused(KubernetesApiException e) {
+              publisher.refused(e);
+            }
+          });
+    } catch (RuntimeException e) {
+      loop.shutdownNow();
+      httpWorker.shutdownNow();
+      throw e;
+    }
     watch.start();
   }
 
