@@ -61,7 +61,7 @@ public final class FairwayOkHttp implements AutoCloseable {
     // Every service's interceptor settings first: a bad value fails before any thread or balancer exists.
     Map<String, LoadBalancingInterceptor.Builder> builders = new LinkedHashMap<>();
     settings.named().forEach((service, s) -> builders.put(service, OkHttpSettings.interceptorFor(s)));
-    settings.named().keySet().forEach(service -> targets.put(service, new InstanceTargets(service, meters)));
+    settings.named().keySet().forEach(service -> targets.put(service, new InstanceTargets(service, meters, System::nanoTime)));
     this.refresher = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "fairway-okhttp-discovery");
       t.setDaemon(true);
@@ -86,7 +86,7 @@ public final class FairwayOkHttp implements AutoCloseable {
       }
       LoadBalancer balancer = lb.build();
       balancers.put(service, balancer);
-      registry.register("okhttp:" + service, balancer);
+      registry.register("okhttp:" + service, balancer, t);
       interceptors.add(b.service(service, balancer).build());
     });
     long every = refreshInterval.toMillis();

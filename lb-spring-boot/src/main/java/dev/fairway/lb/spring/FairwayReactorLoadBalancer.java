@@ -1,7 +1,6 @@
 package dev.fairway.lb.spring;
 
 import dev.fairway.lb.LoadBalancer;
-import dev.fairway.lb.MutableTargetSource;
 import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
@@ -44,8 +43,9 @@ import reactor.core.publisher.Mono;
  * (hints, request-based sticky sessions) are not consulted; use {@code affinity-header}. A supplier
  * that fails or emits nothing leaves the last list in service.
  *
- * <p>The balancer is built on the first list that has usable instances, so that list is its first
- * one (slow start applies only to instances that join later). Thread-safe.
+ * <p>The Fairway balancer is built with this object, on a source that stays empty until the first
+ * list with usable instances (which is then its first list: slow start applies only to instances
+ * that join later); it is listed in {@link FairwayBalancers} from then on. Thread-safe.
  */
 final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBalancer, AutoCloseable {
   private static final Log LOG = LogFactory.getLog(FairwayReactorLoadBalancer.class);
@@ -54,12 +54,10 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
   private final ObjectProvider<ServiceInstanceListSupplier> suppliers;
   private final ServiceSettings settings;
   private final FairwayBalancers registry;
-  private final @Nullable MeterRegistry meters;
   private final InstanceTargets targets;
   private final OutstandingPicks outstanding;
+  private final LoadBalancer balancer;
   private volatile @Nullable ServiceInstanceListSupplier supplier;
-  private volatile @Nullable LoadBalancer balancer;
-  private volatile boolean closed;
 
   FairwayReactorLoadBalancer(String service, ObjectProvider<ServiceInstanceListSupplier> suppliers,
       ServiceSettings settings, FairwayBalancers registry, @Nullable MeterRegistry meters, Duration abandonedPickTimeout,
@@ -68,9 +66,26 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
     this.suppliers = suppliers;
     this.settings = settings;
     this.registry = registry;
-    this.meters = meters;
-    this.targets = new InstanceTargets(service, meters);
+    this.targets = new InstanceTargets(service, meters, ticker);
     this.outstanding = new OutstandingPicks(service, abandonedPickTimeout.toNanos(), ticker, meters);
+    // Built now, on a source that is empty until the first list: the balancer is listed (and its
+    // meters exist) from the start. The first list with targets is still its first (no slow start).
+    LoadBalancer.Builder b = settings.configure(LoadBalancer.builder(service)).targets(targets.sourceOrEmpty());
+    if (meters != null) {
+      b.meterRegistry(meters);
+    }
+    this.balancer = b.build();
+    registry.register(service, balancer, targets);
+  }
+
+  /**
+   * Reads the instance list once without waiting for it (the supplier's own scheduler runs a
+   * blocking discovery client), so a balancer created at startup has its targets before its first
+   * call. A failed read is logged; the first call reads again.
+   */
+  void readInstances() {
+    var unused = supplier().get().next().subscribe(this::update,
+        e -> LOG.warn("Fairway: the first instance list of " + service + " failed; the first call reads it again", e));
   }
 
   @Override
@@ -100,22 +115,7 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
   }
 
   void update(List<ServiceInstance> instances) {
-    MutableTargetSource first = targets.update(instances);
-    if (first == null) {
-      return;
-    }
-    synchronized (this) {
-      if (closed) {
-        return;
-      }
-      LoadBalancer.Builder b = settings.configure(LoadBalancer.builder(service)).targets(first);
-      if (meters != null) {
-        b.meterRegistry(meters);
-      }
-      LoadBalancer lb = b.build();
-      balancer = lb;
-      registry.register(service, lb);
-    }
+    targets.update(instances);
   }
 
   @SuppressWarnings("rawtypes")
@@ -123,10 +123,6 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
     LoadBalancer lb = balancer;
     long now = outstanding.now();
     outstanding.maybeSweep(now);
-    if (lb == null) {
-      LOG.debug("Fairway: no instance of " + service + " known yet");
-      return new EmptyResponse();
-    }
     Object context = request == null ? null : request.getContext();
     String key = affinityKey(context);
     Set<Target> exclude = excluded(context);
@@ -145,9 +141,20 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
         return new EmptyResponse();
       }
     }
-    FairwayServiceInstance chosen = new FairwayServiceInstance(targets.instanceOf(pick.target()), pick, outstanding, now);
+    FairwayServiceInstance chosen =
+        new FairwayServiceInstance(targets.instanceOf(pick.target()), pick, outstanding, now, this::pickAgain);
     outstanding.add(chosen);
     return new DefaultResponse(chosen);
+  }
+
+  /** A new pick on {@code target} for a retry on the same instance; null if it is no longer a target. */
+  private @Nullable Pick pickAgain(Target target) {
+    try {
+      return balancer.pickTarget(target);
+    } catch (NoTargetAvailableException e) {
+      LOG.debug("Fairway: a retry on " + target.id() + " goes uncounted: " + e.getMessage());
+      return null;
+    }
   }
 
   private @Nullable String affinityKey(@Nullable Object context) {
@@ -179,8 +186,8 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
     return settings;
   }
 
-  /** The Fairway balancer, once the first list arrived. */
-  @Nullable LoadBalancer balancer() {
+  /** The Fairway balancer. */
+  LoadBalancer balancer() {
     return balancer;
   }
 
@@ -190,16 +197,9 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
 
   @Override
   public void close() {
-    LoadBalancer lb;
-    synchronized (this) {
-      closed = true;
-      lb = balancer;
-    }
     outstanding.releaseAll();
-    if (lb != null) {
-      registry.unregister(service, lb);
-      lb.close();
-    }
+    registry.unregister(service, balancer);
+    balancer.close();
   }
 
   @Override
