@@ -18,7 +18,8 @@ public class FairwayAutoConfiguration {
   /** Every service's settings, validated now: a bad value stops startup naming the property. */
   @Bean
   FairwaySettings fairwaySettings(FairwayProperties properties, Environment environment) {
-    return new FairwaySettings(properties, environment.getProperty("spring.cloud.loadbalancer.zone", ""));
+    return new FairwaySettings(properties, environment.getProperty("spring.cloud.loadbalancer.zone", ""),
+        environment::getProperty);
   }
 
   @Bean
