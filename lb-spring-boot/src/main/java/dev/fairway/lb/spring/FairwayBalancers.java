@@ -18,6 +18,10 @@ import org.jspecify.annotations.Nullable;
 public final class FairwayBalancers {
   private final ConcurrentSkipListMap<String, LoadBalancer> balancers = new ConcurrentSkipListMap<>();
   private final ConcurrentHashMap<LoadBalancer, InstanceTargets> discovery = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Prepared> prepared = new ConcurrentHashMap<>();
+
+  /** A balancer built at startup for a service whose Spring Cloud LoadBalancer client does not exist yet. */
+  record Prepared(LoadBalancer balancer, InstanceTargets instances) {}
 
   FairwayBalancers() {}
 
@@ -36,6 +40,28 @@ public final class FairwayBalancers {
   void unregister(String name, LoadBalancer balancer) {
     balancers.remove(name, balancer);
     discovery.remove(balancer);
+  }
+
+  /** Lists a balancer built ahead of its client, for {@link #claim} by the client when it is created. */
+  void prepare(String name, LoadBalancer balancer, InstanceTargets instances) {
+    prepared.put(name, new Prepared(balancer, instances));
+    register(name, balancer, instances);
+  }
+
+  /** The balancer prepared for {@code name}, handed over once (its claimer then owns and closes it); null if none. */
+  @Nullable Prepared claim(String name) {
+    return prepared.remove(name);
+  }
+
+  /** Closes the prepared balancers that no client claimed (the application is stopping). */
+  void closeUnclaimed() {
+    for (String name : prepared.keySet()) {
+      Prepared p = prepared.remove(name);
+      if (p != null) {
+        unregister(name, p.balancer());
+        p.balancer().close();
+      }
+    }
   }
 
   /** What feeds {@code balancer} its instances, for the endpoint's view of discovery; null if unknown. */

@@ -43,9 +43,11 @@ import reactor.core.publisher.Mono;
  * (hints, request-based sticky sessions) are not consulted; use {@code affinity-header}. A supplier
  * that fails or emits nothing leaves the last list in service.
  *
- * <p>The Fairway balancer is built with this object, on a source that stays empty until the first
- * list with usable instances (which is then its first list: slow start applies only to instances
- * that join later); it is listed in {@link FairwayBalancers} from then on. Thread-safe.
+ * <p>The Fairway balancer of a service under {@code fairway.services} is built at startup
+ * ({@link FairwayPreparedBalancers}) and taken over here; any other service's is built with this
+ * object. Either way on a source that stays empty until the first list with usable instances (which
+ * is then its first list: slow start applies only to instances that join later), and listed in
+ * {@link FairwayBalancers} from the start. Thread-safe.
  */
 final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBalancer, AutoCloseable {
   private static final Log LOG = LogFactory.getLog(FairwayReactorLoadBalancer.class);
@@ -66,26 +68,29 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
     this.suppliers = suppliers;
     this.settings = settings;
     this.registry = registry;
-    this.targets = new InstanceTargets(service, meters, ticker);
     this.outstanding = new OutstandingPicks(service, abandonedPickTimeout.toNanos(), ticker, meters);
-    // Built now, on a source that is empty until the first list: the balancer is listed (and its
-    // meters exist) from the start. The first list with targets is still its first (no slow start).
-    LoadBalancer.Builder b = settings.configure(LoadBalancer.builder(service)).targets(targets.sourceOrEmpty());
-    if (meters != null) {
-      b.meterRegistry(meters);
+    FairwayBalancers.Prepared prepared = registry.claim(service);
+    if (prepared != null) { // a service under fairway.services: its balancer was built at startup
+      this.targets = prepared.instances();
+      this.balancer = prepared.balancer();
+      return;
     }
-    this.balancer = b.build();
+    this.targets = new InstanceTargets(service, meters, ticker);
+    this.balancer = build(service, settings, targets, meters);
     registry.register(service, balancer, targets);
   }
 
   /**
-   * Reads the instance list once without waiting for it (the supplier's own scheduler runs a
-   * blocking discovery client), so a balancer created at startup has its targets before its first
-   * call. A failed read is logged; the first call reads again.
+   * A Fairway balancer on a source that is empty until the first list, so it is listed (and its
+   * meters exist) from the start; the first list with targets is still its first (no slow start).
    */
-  void readInstances() {
-    var unused = supplier().get().next().subscribe(this::update,
-        e -> LOG.warn("Fairway: the first instance list of " + service + " failed; the first call reads it again", e));
+  static LoadBalancer build(String service, ServiceSettings settings, InstanceTargets targets,
+      @Nullable MeterRegistry meters) {
+    LoadBalancer.Builder b = settings.configure(LoadBalancer.builder(service)).targets(targets.sourceOrEmpty());
+    if (meters != null) {
+      b.meterRegistry(meters);
+    }
+    return b.build();
   }
 
   @Override
