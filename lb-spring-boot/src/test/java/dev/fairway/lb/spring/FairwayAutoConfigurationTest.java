@@ -175,6 +175,43 @@ class FairwayAutoConfigurationTest {
   }
 
   @Test
+  void activeHealth_probesEachInstanceOverHttp_andTakesOutTheOneThatFails() throws Exception {
+    try (Instances instances = new Instances()) {
+      java.util.List<String> probed = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+      instances.server(request -> {
+        probed.add(request.getMethod() + " " + request.getTarget());
+        return new mockwebserver3.MockResponse.Builder().code(200).body("UP").build();
+      });
+      instances.server(request -> new mockwebserver3.MockResponse.Builder().code(503).body("DOWN").build());
+      new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(
+              FairwayAutoConfiguration.class,
+              FairwayLoadBalancerAutoConfiguration.class,
+              org.springframework.cloud.commons.util.UtilAutoConfiguration.class,
+              org.springframework.cloud.client.discovery.simple.SimpleDiscoveryClientAutoConfiguration.class,
+              org.springframework.cloud.client.discovery.composite.CompositeDiscoveryClientAutoConfiguration.class,
+              org.springframework.cloud.client.loadbalancer.LoadBalancerAutoConfiguration.class,
+              org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration.class))
+          .withPropertyValues(instances.properties("orders"))
+          .withPropertyValues("fairway.services.orders.active-health.path=/health?deep=1",
+              "fairway.services.orders.active-health.interval=50ms",
+              "fairway.services.orders.active-health.timeout=5s")
+          .run(context -> {
+            assertThat(context).hasNotFailed();
+            dev.fairway.lb.LoadBalancer orders = context.getBean(FairwayBalancers.class).balancers().get("orders");
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+            while (System.nanoTime() < deadline && !(orders.status().size() == 2
+                && orders.status().get(1).state() == dev.fairway.lb.TargetState.UNHEALTHY)) {
+              Thread.sleep(10); // probes run on the balancer's own threads, every 50 ms
+            }
+            assertThat(orders.status()).extracting(st -> st.target().id() + " " + st.state() + " " + st.outReason())
+                .containsExactly("i0 HEALTHY null", "i1 UNHEALTHY active-health");
+            assertThat(probed).isNotEmpty().allMatch(line -> line.equals("GET /health?deep=1"));
+          });
+    }
+  }
+
+  @Test
   void withoutActuator_noEndpoint() {
     runner.withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate")).run(context -> {
       assertThat(context).hasNotFailed().doesNotHaveBean(FairwayEndpoint.class);
