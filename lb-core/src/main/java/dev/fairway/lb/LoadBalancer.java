@@ -175,6 +175,28 @@ public final class LoadBalancer implements AutoCloseable {
   }
 
   /**
+   * A pick on {@code target} itself, whatever the strategy would choose and whatever its health:
+   * for an attempt the caller sends there anyway, such as Spring Cloud LoadBalancer's retry on the
+   * same instance. The attempt then counts as any other: it holds an in-flight slot, and its
+   * outcome reaches passive health and the latency average. It takes no trial permit of a
+   * half-open target and does not wait for a slot of {@link Strategy#concurrencyLimited}.
+   * Allocates nothing beyond the handle, but looks the target up by id: not for every call.
+   *
+   * @throws NoTargetAvailableException if {@code target} (by id) is not one of this balancer's targets
+   */
+  public Pick pickTarget(Target target) throws NoTargetAvailableException {
+    requireArgument(target != null, "target", null, "a Target");
+    long now = ticker.getAsLong();
+    for (TrackedTarget t : updater.published().snapshot.known) {
+      if (t.target.id().equals(target.id()) && !t.removed) {
+        t.acquire();
+        return new PickHandle(completions, t, now, false);
+      }
+    }
+    throw NoTargetAvailableException.of(service, "target " + target.id() + " is not one of its targets");
+  }
+
+  /**
    * A pick like {@link #pick(String, Set)}, but only among the targets that may have a worker free
    * right now; null, with no slot taken, when every candidate is known to be busy. Meant for extra
    * copies of a call (a hedge), which help only where they need not wait: one sent to a busy target
@@ -333,13 +355,22 @@ public final class LoadBalancer implements AutoCloseable {
       boolean fresh = t.reportFresh(now, TargetLoad.REPORT_TTL_NANOS);
       out.add(new TargetStatus(t.target, t.health.stateAt(now), t.inFlight, t.ewmaNanos / 1e6,
           fresh ? t.reportedUtilization : Double.NaN, fresh ? t.reportedInFlight : Double.NaN,
-          share == null ? 1.0 : share[i]));
+          share == null ? 1.0 : share[i], t.health.outReasonAt(now), t.health.ejectedForNanosAt(now)));
     }
     return List.copyOf(out);
   }
 
   public String service() {
     return service;
+  }
+
+  /**
+   * True while the balancer is in panic mode: fewer targets than the panic threshold are in
+   * service, so picks go to every known target (see the class description). As of the latest
+   * snapshot, which follows every health change.
+   */
+  public boolean panicMode() {
+    return updater.published().snapshot.panic;
   }
 
   /** The strategy this balancer was built with. */

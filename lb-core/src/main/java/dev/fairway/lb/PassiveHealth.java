@@ -25,6 +25,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class PassiveHealth {
   private static final PassiveHealth DISABLED = new PassiveHealth(null, 0, 0);
+  private static final Duration LONGEST_EJECTION = Duration.ofMinutes(5);
 
   final @Nullable CircuitBreakerConfig config; // null when disabled
   final int consecutiveFailures; // 0 = only the breaker's own failure-rate rule
@@ -48,7 +49,7 @@ public final class PassiveHealth {
             .failureRateThreshold(50)
             .permittedNumberOfCallsInHalfOpenState(3)
             .waitIntervalFunctionInOpenState(
-                IntervalFunction.ofExponentialBackoff(Duration.ofSeconds(10), 2.0, Duration.ofMinutes(5)))
+                IntervalFunction.ofExponentialBackoff(Duration.ofSeconds(10), 2.0, LONGEST_EJECTION))
             .build();
     return new PassiveHealth(config, 5, 50);
   }
@@ -91,6 +92,24 @@ public final class PassiveHealth {
       throw new IllegalArgumentException("maxEjectionPercent: " + percent + " (expected: 0..100)");
     }
     return new PassiveHealth(config, consecutiveFailures, percent);
+  }
+
+  /**
+   * How long a target stays out after its first ejection in a row (100 ms .. 1 h; default 10 s).
+   * Each repeated ejection lasts twice as long as the one before, up to 5 min, or up to this time
+   * if it is longer. On a configuration from {@link #of(CircuitBreakerConfig)} this replaces its
+   * {@code waitIntervalFunctionInOpenState}.
+   */
+  public PassiveHealth withEjectionTime(Duration time) {
+    requireEnabled("ejectionTime");
+    if (time == null || time.compareTo(Duration.ofMillis(100)) < 0 || time.compareTo(Duration.ofHours(1)) > 0) {
+      throw new IllegalArgumentException("ejectionTime: " + time + " (expected: 100ms..1h)");
+    }
+    Duration longest = time.compareTo(LONGEST_EJECTION) > 0 ? time : LONGEST_EJECTION;
+    CircuitBreakerConfig c = CircuitBreakerConfig.from(java.util.Objects.requireNonNull(config))
+        .waitIntervalFunctionInOpenState(IntervalFunction.ofExponentialBackoff(time, 2.0, longest))
+        .build();
+    return new PassiveHealth(c, consecutiveFailures, maxEjectionPercent);
   }
 
   boolean enabled() {

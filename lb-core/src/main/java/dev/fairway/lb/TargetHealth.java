@@ -163,6 +163,28 @@ final class TargetHealth {
     return s.phase == HealthPhase.UNHEALTHY || (s.phase == HealthPhase.EJECTED && now - s.ejectedUntilNanos < 0);
   }
 
+  /**
+   * Why the target is out of service at {@code now}, as {@link TargetStatus#outReason()} reports
+   * it: {@code "passive-health"} while ejected, {@code "active-health"} while its probes fail,
+   * {@code "discovery"} while its source marks it unhealthy; null while in service.
+   */
+  @Nullable String outReasonAt(long now) {
+    State s = timePassed(state, now, rules);
+    if (s.phase == HealthPhase.EJECTED) {
+      return "passive-health";
+    }
+    if (s.phase == HealthPhase.UNHEALTHY) {
+      return s.probedUnhealthy ? "active-health" : "discovery";
+    }
+    return null;
+  }
+
+  /** Nanoseconds left of the target's ejection at {@code now}; 0 when it is not ejected. */
+  long ejectedForNanosAt(long now) {
+    State s = timePassed(state, now, rules);
+    return s.phase == HealthPhase.EJECTED ? Math.max(0, s.ejectedUntilNanos - now) : 0;
+  }
+
   boolean halfOpen() {
     return state.phase == HealthPhase.HALF_OPEN;
   }

@@ -1,5 +1,8 @@
 package dev.fairway.lb;
 
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
+
 /** A point-in-time view of one target, from {@link LoadBalancer#status()}. Immutable. */
 public final class TargetStatus {
   private final Target target;
@@ -9,6 +12,8 @@ public final class TargetStatus {
   private final double reportedUtilization;
   private final double reportedInFlight;
   private final double subsetShare;
+  private final @Nullable String outReason;
+  private final long ejectedForNanos;
 
   TargetStatus(Target target, TargetState state, int inFlight, double latencyEwmaMillis, double reportedUtilization,
       double reportedInFlight) {
@@ -17,7 +22,14 @@ public final class TargetStatus {
 
   TargetStatus(Target target, TargetState state, int inFlight, double latencyEwmaMillis, double reportedUtilization,
       double reportedInFlight, double subsetShare) {
+    this(target, state, inFlight, latencyEwmaMillis, reportedUtilization, reportedInFlight, subsetShare, null, 0);
+  }
+
+  TargetStatus(Target target, TargetState state, int inFlight, double latencyEwmaMillis, double reportedUtilization,
+      double reportedInFlight, double subsetShare, @Nullable String outReason, long ejectedForNanos) {
     this.subsetShare = subsetShare;
+    this.outReason = outReason;
+    this.ejectedForNanos = ejectedForNanos;
     this.target = target;
     this.state = state;
     this.inFlight = inFlight;
@@ -68,6 +80,21 @@ public final class TargetStatus {
    */
   public double subsetShare() {
     return subsetShare;
+  }
+
+  /**
+   * Why the target is out of service, or null while it is in service: {@code "passive-health"}
+   * (ejected after failed calls, see {@link #ejectedFor()}), {@code "active-health"} (its health
+   * probes fail) or {@code "discovery"} (its source marks it unhealthy). The last two last until
+   * the probes pass again or the source says otherwise, so they have no end time.
+   */
+  public @Nullable String outReason() {
+    return outReason;
+  }
+
+  /** How long the target's ejection still lasts; {@link Duration#ZERO} when it is not ejected. */
+  public Duration ejectedFor() {
+    return Duration.ofNanos(ejectedForNanos);
   }
 
   @Override

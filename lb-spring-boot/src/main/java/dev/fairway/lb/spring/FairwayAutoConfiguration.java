@@ -21,7 +21,8 @@ public class FairwayAutoConfiguration {
   /** Every service's settings, validated now: a bad value stops startup naming the property. */
   @Bean
   FairwaySettings fairwaySettings(FairwayProperties properties, Environment environment) {
-    FairwaySettings settings = new FairwaySettings(properties, environment.getProperty("spring.cloud.loadbalancer.zone", ""));
+    FairwaySettings settings = new FairwaySettings(properties, environment.getProperty("spring.cloud.loadbalancer.zone", ""),
+        environment::getProperty);
     if (!environment.getProperty("fairway.consul.enabled", Boolean.class, false)
         || !ClassUtils.isPresent("dev.fairway.lb.consul.ConsulDiscovery", getClass().getClassLoader())) {
       requireNoSubset(properties); // only Fairway's Consul watcher places this application among its peers

@@ -40,8 +40,7 @@ public class FairwayLoadBalancerClientConfiguration {
     TargetFeed feed = feeds.getIfAvailable();
     if (feed != null) {
       // fairway.consul.enabled: Consul's watcher feeds the balancer; the supplier is not read.
-      return new FairwayReactorLoadBalancer(service, feed.open(serviceSettings), feed.firstReplyTimeout(),
-          serviceSettings, balancers, meters.getIfUnique(), properties.getLoadbalancer().getAbandonedPickTimeout(),
+      return new FairwayReactorLoadBalancer(service, feed, serviceSettings, balancers, meters.getIfUnique(), properties.getLoadbalancer().getAbandonedPickTimeout(),
           System::nanoTime);
     }
     return new FairwayReactorLoadBalancer(service, clients.getLazyProvider(service, ServiceInstanceListSupplier.class),

@@ -35,7 +35,9 @@ import org.springframework.http.client.ClientHttpResponse;
  * Reports are counted in {@code fairway.load.reports{service, result=parsed|malformed}}; a
  * malformed one is ignored.
  *
- * <p>A pick that no callback reaches is released after {@code
+ * <p>Each attempt is accounted on its own: a retry on the same instance takes a new pick on that
+ * instance as it starts ({@code onStartRequest}), so it too holds an in-flight slot and reports its
+ * outcome. A pick that no callback reaches is released after {@code
  * fairway.loadbalancer.abandoned-pick-timeout} (see {@link OutstandingPicks}). Thread-safe.
  */
 final class FairwayLoadBalancerLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
@@ -58,8 +60,17 @@ final class FairwayLoadBalancerLifecycle implements LoadBalancerLifecycle<Object
   @Override
   public void onStart(Request<Object> request) {}
 
+  /**
+   * An attempt starts on the chosen instance: a retry on the same instance gets a pick of its own
+   * here (see {@link FairwayServiceInstance#beginAttempt}); the first attempt already has one.
+   */
   @Override
-  public void onStartRequest(Request<Object> request, Response<ServiceInstance> lbResponse) {}
+  public void onStartRequest(Request<Object> request, Response<ServiceInstance> lbResponse) {
+    ServiceInstance server = lbResponse == null ? null : lbResponse.getServer();
+    if (server instanceof FairwayServiceInstance chosen) {
+      chosen.beginAttempt();
+    }
+  }
 
   @Override
   public void onComplete(CompletionContext<Object, ServiceInstance, Object> completion) {

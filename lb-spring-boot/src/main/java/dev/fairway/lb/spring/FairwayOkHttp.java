@@ -87,7 +87,7 @@ public final class FairwayOkHttp implements AutoCloseable {
       }
       feeds.addAll(fed.values());
     } else {
-      settings.named().keySet().forEach(service -> targets.put(service, new InstanceTargets(service, meters)));
+      settings.named().keySet().forEach(service -> targets.put(service, new InstanceTargets(service, meters, System::nanoTime)));
     }
     this.refresher = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "fairway-okhttp-discovery");
@@ -111,10 +111,10 @@ public final class FairwayOkHttp implements AutoCloseable {
     builders.forEach((service, b) -> {
       LoadBalancer.Builder lb = settings.forService(service).configure(LoadBalancer.builder(service));
       ServiceFeed f = fed.get(service);
+      InstanceTargets t = targets.get(service);
       if (f != null) {
         f.apply(lb);
       } else {
-        InstanceTargets t = targets.get(service);
         lb.targets(t != null ? t.sourceOrEmpty() : new MutableTargetSource(List.of()));
       }
       if (meters != null) {
@@ -122,7 +122,7 @@ public final class FairwayOkHttp implements AutoCloseable {
       }
       LoadBalancer balancer = lb.build();
       balancers.put(service, balancer);
-      registry.register("okhttp:" + service, balancer);
+      registry.register("okhttp:" + service, balancer, t);
       interceptors.add(b.service(service, balancer).build());
     });
     if (feed == null) {

@@ -33,13 +33,19 @@ public class FairwayProperties {
   /** Settings for every service that does not set its own. */
   private final Service defaults = new Service();
 
-  /** Settings per service id (the host name in {@code http://orders/...}). */
+  /**
+   * Settings per service id (the host name in http://orders/...), each over fairway.default's. A
+   * service listed here has its balancer from startup on.
+   */
   private final Map<String, Service> services = new LinkedHashMap<>();
 
+  /** The Spring Cloud LoadBalancer integration. */
   private final LoadBalancer loadbalancer = new LoadBalancer();
 
+  /** The OkHttp path: an OkHttpClient that balances the services under fairway.services. */
   private final OkHttp okhttp = new OkHttp();
 
+  /** Server side: what this application tells its callers. */
   private final Server server = new Server();
 
   public boolean isEnabled() {
@@ -92,7 +98,14 @@ public class FairwayProperties {
      */
     private @Nullable String localZone;
 
+    /** Passive health: how failed calls eject an instance. */
     private final PassiveHealth passiveHealth = new PassiveHealth();
+
+    /** Active health: a GET of a path on every instance on a schedule; off unless the path is set. */
+    private final ActiveHealth activeHealth = new ActiveHealth();
+
+    /** The limits of the concurrency-limited strategy (and only of it). */
+    private final ConcurrencyLimit concurrencyLimit = new ConcurrencyLimit();
 
     /** Response statuses that count as a failure of the instance. Default 500, 502, 503, 504. */
     private @Nullable List<Integer> failureStatusCodes;
@@ -100,12 +113,17 @@ public class FairwayProperties {
     /** A request header whose value is the affinity key (for key-affinity and consistent-hash). Default: none. */
     private @Nullable String affinityHeader;
 
-    /** OkHttp path only: off, p95, p99 or a fixed delay such as 50ms. Default off. */
+    /**
+     * OkHttp path only: off, a percentile of the service's latency (p95, p99, pNN) or a fixed delay
+     * (50ms, 1s) after which a second copy of the call is sent. Default off. How long the losing
+     * copy keeps its slot is hedging.loser-hold, beside it.
+     */
     private @Nullable String hedging;
 
     /** OkHttp path only: attempts per call, each on another instance; 1 = no retry. Default 3. */
     private @Nullable Integer maxAttempts;
 
+    /** OkHttp path only: how much retries and hedges may add to the request rate. */
     private final RetryBudget retryBudget = new RetryBudget();
 
     private final Subset subset = new Subset();
@@ -144,6 +162,14 @@ public class FairwayProperties {
 
     public PassiveHealth getPassiveHealth() {
       return passiveHealth;
+    }
+
+    public ActiveHealth getActiveHealth() {
+      return activeHealth;
+    }
+
+    public ConcurrencyLimit getConcurrencyLimit() {
+      return concurrencyLimit;
     }
 
     public @Nullable List<Integer> getFailureStatusCodes() {
@@ -226,6 +252,20 @@ public class FairwayProperties {
     /** At most this percentage of the instances is ejected at once. Default 50. */
     private @Nullable Integer maxEjectionPercent;
 
+    /**
+     * How long an instance stays out after its first ejection in a row (100ms..1h); each repeated
+     * ejection lasts twice as long, up to 5m or this time if longer. Default 10s.
+     */
+    private @Nullable Duration ejectionTime;
+
+    public @Nullable Duration getEjectionTime() {
+      return ejectionTime;
+    }
+
+    public void setEjectionTime(@Nullable Duration ejectionTime) {
+      this.ejectionTime = ejectionTime;
+    }
+
     public @Nullable Boolean getEnabled() {
       return enabled;
     }
@@ -248,6 +288,71 @@ public class FairwayProperties {
 
     public void setMaxEjectionPercent(@Nullable Integer maxEjectionPercent) {
       this.maxEjectionPercent = maxEjectionPercent;
+    }
+  }
+
+  /**
+   * Active health checks: every interval, a GET of the path on each instance over HTTP (the JDK's
+   * own client, so OkHttp is not needed); a 2xx answer within the timeout passes. Two failed
+   * checks in a row take an instance out, two passed ones bring it back.
+   */
+  public static class ActiveHealth {
+    /** The path to GET, with an optional query, such as /actuator/health. Default: none, no active checks. */
+    private @Nullable String path;
+
+    /** How often each instance is checked (10ms..1d). Default 10s. */
+    private @Nullable Duration interval;
+
+    /** How long one check may take before it counts as failed (10ms..1d). Default 1s. */
+    private @Nullable Duration timeout;
+
+    public @Nullable String getPath() {
+      return path;
+    }
+
+    public void setPath(@Nullable String path) {
+      this.path = path;
+    }
+
+    public @Nullable Duration getInterval() {
+      return interval;
+    }
+
+    public void setInterval(@Nullable Duration interval) {
+      this.interval = interval;
+    }
+
+    public @Nullable Duration getTimeout() {
+      return timeout;
+    }
+
+    public void setTimeout(@Nullable Duration timeout) {
+      this.timeout = timeout;
+    }
+  }
+
+  /** The limits of strategy concurrency-limited; setting one with another strategy fails startup. */
+  public static class ConcurrencyLimit {
+    /** Calls in flight per instance before the strategy prefers another instance (1..1000000). Default 8. */
+    private @Nullable Integer soft;
+
+    /** Calls in flight per instance that are never exceeded; further calls wait (soft..1000000). Default 16. */
+    private @Nullable Integer hard;
+
+    public @Nullable Integer getSoft() {
+      return soft;
+    }
+
+    public void setSoft(@Nullable Integer soft) {
+      this.soft = soft;
+    }
+
+    public @Nullable Integer getHard() {
+      return hard;
+    }
+
+    public void setHard(@Nullable Integer hard) {
+      this.hard = hard;
     }
   }
 
@@ -332,6 +437,7 @@ public class FairwayProperties {
 
   /** Server side. */
   public static class Server {
+    /** ORCA load reports (the endpoint-load-metrics response header) for Fairway clients. */
     private final LoadReports loadReports = new LoadReports();
 
     public LoadReports getLoadReports() {

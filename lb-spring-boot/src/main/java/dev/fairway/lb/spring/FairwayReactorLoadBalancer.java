@@ -1,7 +1,6 @@
 package dev.fairway.lb.spring;
 
 import dev.fairway.lb.LoadBalancer;
-import dev.fairway.lb.MutableTargetSource;
 import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
@@ -45,12 +44,16 @@ import reactor.core.publisher.Mono;
  * (hints, request-based sticky sessions) are not consulted; use {@code affinity-header}. A supplier
  * that fails or emits nothing leaves the last list in service.
  *
- * <p>The balancer is built on the first list that has usable instances, so that list is its first
- * one (slow start applies only to instances that join later).
+ * <p>The Fairway balancer of a service under {@code fairway.services} is built at startup
+ * ({@link FairwayPreparedBalancers}) and taken over here; any other service's is built with this
+ * object. Either way on a source that stays empty until the first list with usable instances (which
+ * is then its first list: slow start applies only to instances that join later), and listed in
+ * {@link FairwayBalancers} from the start.
  *
  * <p>With {@code fairway.consul.enabled=true} the supplier is not read at all: the balancer is built
- * at once on a {@link ServiceFeed} (Fairway's own Consul watcher), which pushes every membership and
- * health change as Consul reports it. Thread-safe.
+ * on a {@link ServiceFeed} (Fairway's own Consul watcher), which pushes every membership and health
+ * change as Consul reports it; for a service under {@code fairway.services} that feed, too, is opened
+ * at startup and taken over here. Thread-safe.
  */
 final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBalancer, AutoCloseable {
   private static final Log LOG = LogFactory.getLog(FairwayReactorLoadBalancer.class);
@@ -61,12 +64,10 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
   private final Duration firstReplyTimeout;
   private final ServiceSettings settings;
   private final FairwayBalancers registry;
-  private final @Nullable MeterRegistry meters;
   private final InstanceTargets targets;
   private final OutstandingPicks outstanding;
+  private final LoadBalancer balancer;
   private volatile @Nullable ServiceInstanceListSupplier supplier;
-  private volatile @Nullable LoadBalancer balancer;
-  private volatile boolean closed;
 
   FairwayReactorLoadBalancer(String service, ObjectProvider<ServiceInstanceListSupplier> suppliers,
       ServiceSettings settings, FairwayBalancers registry, @Nullable MeterRegistry meters, Duration abandonedPickTimeout,
@@ -77,36 +78,75 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
     this.firstReplyTimeout = Duration.ZERO;
     this.settings = settings;
     this.registry = registry;
-    this.meters = meters;
-    this.targets = new InstanceTargets(service, meters);
     this.outstanding = new OutstandingPicks(service, abandonedPickTimeout.toNanos(), ticker, meters);
+    FairwayBalancers.Prepared prepared = registry.claim(service);
+    InstanceTargets preparedTargets = prepared == null ? null : prepared.instances();
+    if (prepared != null && preparedTargets != null) { // under fairway.services: built at startup
+      this.targets = preparedTargets;
+      this.balancer = prepared.balancer();
+      return;
+    }
+    if (prepared != null) { // prepared on a feed, which this balancer does not read: not ours to use
+      prepared.close(registry, service);
+    }
+    this.targets = new InstanceTargets(service, meters, ticker);
+    this.balancer = build(service, settings, targets, meters);
+    registry.register(service, balancer, targets);
   }
 
   /**
-   * A balancer fed by {@code feed} (Fairway's own Consul watcher) instead of a supplier: built at
-   * once on the feed's source, so membership and health changes reach it as the feed sees them. A
-   * {@link #choose} before the feed's first answer waits for it up to {@code firstReplyTimeout}.
-   * Takes {@code feed}: closes it on {@link #close()}, or at once if this constructor fails.
+   * A balancer fed by {@code feeds} (Fairway's own Consul watcher) instead of a supplier: the one
+   * prepared at startup for a service under {@code fairway.services}, else one built now on a feed
+   * opened for it, so membership and health changes reach it as the feed sees them. A {@link #choose}
+   * before the feed's first answer waits for it up to {@code firstReplyTimeout}. The feed is closed
+   * on {@link #close()}.
    */
-  FairwayReactorLoadBalancer(String service, ServiceFeed feed, Duration firstReplyTimeout, ServiceSettings settings,
+  FairwayReactorLoadBalancer(String service, TargetFeed feeds, ServiceSettings settings,
       FairwayBalancers registry, @Nullable MeterRegistry meters, Duration abandonedPickTimeout, LongSupplier ticker) {
     this.service = service;
     this.suppliers = null;
-    this.feed = feed;
-    this.firstReplyTimeout = firstReplyTimeout;
+    this.firstReplyTimeout = feeds.firstReplyTimeout();
     this.settings = settings;
     this.registry = registry;
-    this.meters = meters;
-    this.targets = new InstanceTargets(service, meters);
+    this.targets = new InstanceTargets(service, meters, ticker); // maps a fed target to the instance Spring calls
     this.outstanding = new OutstandingPicks(service, abandonedPickTimeout.toNanos(), ticker, meters);
+    FairwayBalancers.Prepared prepared = registry.claim(service);
+    ServiceFeed preparedFeed = prepared == null ? null : prepared.feed();
+    if (prepared != null && preparedFeed != null) {
+      this.feed = preparedFeed;
+      this.balancer = prepared.balancer();
+      return;
+    }
+    if (prepared != null) { // prepared on Spring's discovery, which this balancer does not read
+      prepared.close(registry, service);
+    }
+    ServiceFeed opened = feeds.open(settings);
+    this.feed = opened;
+    this.balancer = build(service, settings, opened, meters);
+    registry.register(service, balancer, null);
+  }
+
+  /**
+   * A Fairway balancer on a source that is empty until the first list, so it is listed (and its
+   * meters exist) from the start; the first list with targets is still its first (no slow start).
+   */
+  static LoadBalancer build(String service, ServiceSettings settings, InstanceTargets targets,
+      @Nullable MeterRegistry meters) {
+    LoadBalancer.Builder b = settings.configure(LoadBalancer.builder(service)).targets(targets.sourceOrEmpty());
+    if (meters != null) {
+      b.meterRegistry(meters);
+    }
+    return b.build();
+  }
+
+  /** A Fairway balancer on {@code feed}'s live targets (and subset); closes the feed if the build fails. */
+  static LoadBalancer build(String service, ServiceSettings settings, ServiceFeed feed, @Nullable MeterRegistry meters) {
     try {
       LoadBalancer.Builder b = feed.apply(settings.configure(LoadBalancer.builder(service)));
       if (meters != null) {
         b.meterRegistry(meters);
       }
-      LoadBalancer lb = b.build();
-      balancer = lb;
-      registry.register(service, lb);
+      return b.build();
     } catch (RuntimeException e) {
       feed.close();
       throw e;
@@ -152,22 +192,7 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
   }
 
   void update(List<ServiceInstance> instances) {
-    MutableTargetSource first = targets.update(instances);
-    if (first == null) {
-      return;
-    }
-    synchronized (this) {
-      if (closed) {
-        return;
-      }
-      LoadBalancer.Builder b = settings.configure(LoadBalancer.builder(service)).targets(first);
-      if (meters != null) {
-        b.meterRegistry(meters);
-      }
-      LoadBalancer lb = b.build();
-      balancer = lb;
-      registry.register(service, lb);
-    }
+    targets.update(instances);
   }
 
   @SuppressWarnings("rawtypes")
@@ -175,10 +200,6 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
     LoadBalancer lb = balancer;
     long now = outstanding.now();
     outstanding.maybeSweep(now);
-    if (lb == null) {
-      LOG.debug("Fairway: no instance of " + service + " known yet");
-      return new EmptyResponse();
-    }
     Object context = request == null ? null : request.getContext();
     String key = affinityKey(context);
     Set<Target> exclude = excluded(context);
@@ -197,7 +218,8 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
         return new EmptyResponse();
       }
     }
-    FairwayServiceInstance chosen = new FairwayServiceInstance(instanceOf(pick.target()), pick, outstanding, now);
+    FairwayServiceInstance chosen =
+        new FairwayServiceInstance(instanceOf(pick.target()), pick, outstanding, now, this::pickAgain);
     outstanding.add(chosen);
     return new DefaultResponse(chosen);
   }
@@ -210,6 +232,16 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
     // Spring Cloud Consul registers an https instance with Meta secure=true; the same key marks it here.
     boolean secure = Boolean.parseBoolean(target.metadata().get("secure"));
     return new DefaultServiceInstance(target.id(), service, target.host(), target.port(), secure, target.metadata());
+  }
+
+  /** A new pick on {@code target} for a retry on the same instance; null if it is no longer a target. */
+  private @Nullable Pick pickAgain(Target target) {
+    try {
+      return balancer.pickTarget(target);
+    } catch (NoTargetAvailableException e) {
+      LOG.debug("Fairway: a retry on " + target.id() + " goes uncounted: " + e.getMessage());
+      return null;
+    }
   }
 
   private @Nullable String affinityKey(@Nullable Object context) {
@@ -256,8 +288,8 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
     return settings;
   }
 
-  /** The Fairway balancer, once the first list arrived. */
-  @Nullable LoadBalancer balancer() {
+  /** The Fairway balancer. */
+  LoadBalancer balancer() {
     return balancer;
   }
 
@@ -267,16 +299,9 @@ final class FairwayReactorLoadBalancer implements ReactorServiceInstanceLoadBala
 
   @Override
   public void close() {
-    LoadBalancer lb;
-    synchronized (this) {
-      closed = true;
-      lb = balancer;
-    }
     outstanding.releaseAll();
-    if (lb != null) {
-      registry.unregister(service, lb);
-      lb.close();
-    }
+    registry.unregister(service, balancer);
+    balancer.close();
     ServiceFeed f = feed;
     if (f != null) {
       f.close();

@@ -16,24 +16,57 @@ import org.springframework.cloud.client.ServiceInstance;
  * what reaches {@code onComplete}), so {@link FairwayLoadBalancerLifecycle} finds the pick here.
  * Every {@link ServiceInstance} method answers as the discovered instance does.
  *
- * <p>The first completion counts; later ones (a retry on the same instance reuses this object) do
- * nothing. Thread-safe.
+ * <p>One attempt at a time: the first completion of an attempt counts, later ones do nothing. A
+ * retry on the same instance (Spring Cloud LoadBalancer's {@code max-retries-on-same-service-instance})
+ * reuses this object for its next attempt; {@link #beginAttempt} then takes a new pick on the same
+ * target, so that attempt holds its own in-flight slot and its outcome reaches passive health too.
+ * Thread-safe (a call's attempts follow one another).
  */
 final class FairwayServiceInstance implements ServiceInstance {
   private static final AtomicIntegerFieldUpdater<FairwayServiceInstance> DONE =
       AtomicIntegerFieldUpdater.newUpdater(FairwayServiceInstance.class, "done");
 
+  /** Takes a new pick on the same target for a later attempt; null when none can be taken. */
+  @FunctionalInterface
+  interface Repick {
+    @Nullable Pick pickAgain(Target target);
+  }
+
   private final ServiceInstance delegate;
-  private final Pick pick;
   private final OutstandingPicks owner;
-  final long pickedAtNanos;
+  private final Repick repick;
+  // The current attempt's pick and when it was taken: written before done is reset (volatile), read after.
+  private volatile Pick pick;
+  volatile long pickedAtNanos;
   private volatile int done;
 
-  FairwayServiceInstance(ServiceInstance delegate, Pick pick, OutstandingPicks owner, long pickedAtNanos) {
+  FairwayServiceInstance(ServiceInstance delegate, Pick pick, OutstandingPicks owner, long pickedAtNanos,
+      Repick repick) {
     this.delegate = delegate;
     this.pick = pick;
     this.owner = owner;
     this.pickedAtNanos = pickedAtNanos;
+    this.repick = repick;
+  }
+
+  /**
+   * Called as an attempt on this instance starts. The first attempt runs on the pick made by the
+   * balancer; once an attempt has completed, the next one (a retry on the same instance) gets a new
+   * pick on the same target. If none can be had (the target left the list) the attempt goes
+   * uncounted, as the instance is Spring's choice, not the balancer's.
+   */
+  void beginAttempt() {
+    if (done == 0) {
+      return;
+    }
+    Pick next = repick.pickAgain(pick.target());
+    if (next == null) {
+      return;
+    }
+    pick = next;
+    pickedAtNanos = owner.now();
+    done = 0;
+    owner.add(this);
   }
 
   Target target() {

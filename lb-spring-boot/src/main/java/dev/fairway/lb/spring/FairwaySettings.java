@@ -12,15 +12,22 @@ import java.util.concurrent.ConcurrentHashMap;
 final class FairwaySettings {
   private final FairwayProperties.Service defaults;
   private final String cloudZone;
+  private final ServiceSettings.RawProperties raw;
   private final Map<String, ServiceSettings> named; // fairway.services.*, never mutated
   private final ConcurrentHashMap<String, ServiceSettings> others = new ConcurrentHashMap<>();
 
   FairwaySettings(FairwayProperties properties, String cloudZone) {
+    this(properties, cloudZone, ServiceSettings.RawProperties.NONE);
+  }
+
+  /** {@code raw} reads the properties the binding cannot carry ({@code hedging.loser-hold}): the Environment. */
+  FairwaySettings(FairwayProperties properties, String cloudZone, ServiceSettings.RawProperties raw) {
     this.defaults = properties.getDefault();
     this.cloudZone = cloudZone;
-    ServiceSettings.ofDefaults("default", defaults, cloudZone); // checks fairway.default.* on its own
+    this.raw = raw;
+    ServiceSettings.ofDefaults("default", defaults, cloudZone, raw); // checks fairway.default.* on its own
     Map<String, ServiceSettings> byName = new LinkedHashMap<>();
-    properties.getServices().forEach((name, own) -> byName.put(name, ServiceSettings.of(name, own, defaults, cloudZone)));
+    properties.getServices().forEach((name, own) -> byName.put(name, ServiceSettings.of(name, own, defaults, cloudZone, raw)));
     this.named = Map.copyOf(byName);
     java.time.Duration timeout = properties.getLoadbalancer().getAbandonedPickTimeout();
     if (timeout == null || timeout.compareTo(java.time.Duration.ofSeconds(1)) < 0) {
@@ -32,7 +39,7 @@ final class FairwaySettings {
   /** The settings of {@code service}: its own under fairway.services, else fairway.default's. */
   ServiceSettings forService(String service) {
     ServiceSettings s = named.get(service);
-    return s != null ? s : others.computeIfAbsent(service, id -> ServiceSettings.ofDefaults(id, defaults, cloudZone));
+    return s != null ? s : others.computeIfAbsent(service, id -> ServiceSettings.ofDefaults(id, defaults, cloudZone, raw));
   }
 
   /** The services listed under fairway.services, in order. */

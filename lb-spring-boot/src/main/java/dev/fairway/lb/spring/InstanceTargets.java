@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongSupplier;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -42,10 +43,28 @@ final class InstanceTargets {
   private volatile @Nullable MutableTargetSource source;
   private volatile Map<String, ServiceInstance> byId = Map.of();
   private volatile Map<String, ServiceInstance> previousById = Map.of();
+  private final LongSupplier ticker;
+  private volatile long listSinceNanos;
+  private volatile boolean listSeen;
+  private volatile int listSize;
 
-  InstanceTargets(String service, @Nullable MeterRegistry registry) {
+  InstanceTargets(String service, @Nullable MeterRegistry registry, LongSupplier ticker) {
     this.service = service;
     this.registry = registry;
+    this.ticker = ticker;
+  }
+
+  /**
+   * How long ago the current instance list arrived (a list object not seen before: a new read of
+   * discovery, or the end of the caching supplier's cache); negative before the first one.
+   */
+  long listAgeNanos() {
+    return listSeen ? ticker.getAsLong() - listSinceNanos : -1;
+  }
+
+  /** The size of the last list read, bad entries included. */
+  int listSize() {
+    return listSize;
   }
 
   /**
@@ -58,6 +77,9 @@ final class InstanceTargets {
         return null;
       }
       lastSeen = instances;
+      listSinceNanos = ticker.getAsLong();
+      listSize = instances.size();
+      listSeen = true;
       List<Target> targets = new ArrayList<>(instances.size());
       Map<String, ServiceInstance> ids = new HashMap<>();
       StringBuilder why = new StringBuilder();

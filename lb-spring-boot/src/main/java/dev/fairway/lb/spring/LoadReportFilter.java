@@ -50,29 +50,45 @@ final class LoadReportFilter extends OncePerRequestFilter implements Ordered {
       chain.doFilter(request, reporting);
     } finally {
       if (request.isAsyncStarted()) {
-        request.getAsyncContext().addListener(new AsyncListener() {
-          @Override
-          public void onComplete(AsyncEvent event) {
-            end(ended);
-          }
-
-          @Override
-          public void onTimeout(AsyncEvent event) {
-            end(ended);
-          }
-
-          @Override
-          public void onError(AsyncEvent event) {
-            end(ended);
-          }
-
-          @Override
-          public void onStartAsync(AsyncEvent event) {}
-        });
+        request.getAsyncContext().addListener(new EndOfRequest(ended));
       } else {
         reporting.report();
         end(ended);
       }
+    }
+  }
+
+  /**
+   * Ends the request's count when its async processing ends. A request may start async again (on
+   * its async dispatch, say): the container then calls {@link #onStartAsync} and, by the Servlet
+   * specification, forgets this listener unless it registers again with the new cycle's context,
+   * so it does, and the count ends with the last cycle.
+   */
+  private final class EndOfRequest implements AsyncListener {
+    private final AtomicBoolean ended;
+
+    EndOfRequest(AtomicBoolean ended) {
+      this.ended = ended;
+    }
+
+    @Override
+    public void onComplete(AsyncEvent event) {
+      end(ended);
+    }
+
+    @Override
+    public void onTimeout(AsyncEvent event) {
+      end(ended);
+    }
+
+    @Override
+    public void onError(AsyncEvent event) {
+      end(ended);
+    }
+
+    @Override
+    public void onStartAsync(AsyncEvent event) {
+      event.getAsyncContext().addListener(this);
     }
   }
 

@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * The OkHttp path's settings of one service, applied to a {@link LoadBalancingInterceptor.Builder}
  * setter by setter, so each value meets the builder's own check and a rejected one names its
  * property: {@code hedging} ({@code off}, {@code p95}, {@code p99}, {@code pNN} or a delay such as
- * {@code 50ms} / {@code 1s}), {@code max-attempts}, {@code retry-budget.*},
+ * {@code 50ms} / {@code 1s}) with {@code hedging.loser-hold}, {@code max-attempts}, {@code retry-budget.*},
  * {@code failure-status-codes} and {@code affinity-header}.
  */
 final class OkHttpSettings {
@@ -24,6 +24,11 @@ final class OkHttpSettings {
   static LoadBalancingInterceptor.Builder interceptorFor(ServiceSettings s) {
     LoadBalancingInterceptor.Builder b = LoadBalancingInterceptor.builder();
     HedgingPolicy hedging = hedging(s.hedging);
+    Duration hold = s.loserHold.value();
+    if (hedging != null && hold != null) {
+      HedgingPolicy h = hedging;
+      hedging = ServiceSettings.check(s.loserHold.property(), () -> h.withLoserHold(hold));
+    }
     if (hedging != null) {
       b.hedging(hedging);
     }

@@ -205,6 +205,40 @@ class ClientEndToEndTest {
   }
 
   @Test
+  void retryOnTheSameInstance_isAnAttemptOfItsOwn_inFlightAndReportedToPassiveHealth() throws Exception {
+    List<Integer> inFlightSeen = java.util.Collections.synchronizedList(new ArrayList<>());
+    java.util.function.Function<mockwebserver3.RecordedRequest, MockResponse> busy = request -> {
+      inFlightSeen.add(inFlight()); // this attempt's own slot, seen by the instance while it answers
+      return new MockResponse.Builder().code(503).body("busy").build();
+    };
+    MockWebServer a = instances.server(busy);
+    MockWebServer b = instances.server(busy);
+    RestClient client = start("spring.main.web-application-type=none",
+        "spring.cloud.loadbalancer.retry.enabled=true",
+        "spring.cloud.loadbalancer.retry.max-retries-on-same-service-instance=1",
+        "spring.cloud.loadbalancer.retry.max-retries-on-next-service-instance=0",
+        "spring.cloud.loadbalancer.retry.retryable-status-codes=503",
+        "fairway.services.orders.strategy=round-robin",
+        "fairway.services.orders.passive-health.consecutive-failures=2");
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> get(client))
+        .isInstanceOf(org.springframework.web.client.HttpServerErrorException.class)
+        .hasMessageContaining("503");
+
+    // Two attempts, both on the instance chosen first (the same-instance retry)...
+    assertThat(a.getRequestCount() + b.getRequestCount()).isEqualTo(2);
+    assertThat(Math.max(a.getRequestCount(), b.getRequestCount())).isEqualTo(2);
+    int triedPort = a.getRequestCount() == 2 ? a.getPort() : b.getPort();
+    // ...each holding a slot while it ran, and each failure reported: two in a row eject it.
+    assertThat(inFlightSeen).containsExactly(1, 1);
+    assertThat(ClientApp.STARTED.get(triedPort)).isEqualTo(2);
+    TargetStatus tried = balancer().status().stream().filter(s -> s.target().port() == triedPort).findFirst()
+        .orElseThrow();
+    assertThat(tried.state()).isEqualTo(TargetState.EJECTED);
+    assertThat(inFlight()).isZero();
+  }
+
+  @Test
   void slowInstance_getsFewerCalls_underTheDefaultStrategy() throws Exception {
     MockWebServer a = instances.ok("a");
     MockWebServer b = instances.ok("b");

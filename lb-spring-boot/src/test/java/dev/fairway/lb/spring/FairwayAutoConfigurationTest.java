@@ -38,7 +38,8 @@ class FairwayAutoConfigurationTest {
           org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration.class,
           org.springframework.cloud.loadbalancer.config.BlockingLoadBalancerClientAutoConfiguration.class))
       .withPropertyValues("spring.cloud.discovery.client.simple.instances.orders[0].uri=http://127.0.0.1:8081",
-          "spring.cloud.discovery.client.simple.instances.payments[0].uri=http://127.0.0.1:8082");
+          "spring.cloud.discovery.client.simple.instances.payments[0].uri=http://127.0.0.1:8082",
+          "management.endpoints.web.exposure.include=fairway");
 
   private static Object balancerOf(org.springframework.context.ApplicationContext context,
       String service) {
@@ -123,7 +124,8 @@ class FairwayAutoConfigurationTest {
         .withConfiguration(AutoConfigurations.of(FairwayAutoConfiguration.class, FairwayLoadBalancerAutoConfiguration.class,
             FairwayEndpointAutoConfiguration.class))
         .withClassLoader(new FilteredClassLoader("org.springframework.cloud.loadbalancer"))
-        .withPropertyValues("fairway.services.orders.strategy=round-robin")
+        .withPropertyValues("fairway.services.orders.strategy=round-robin",
+            "management.endpoints.web.exposure.include=fairway")
         .run(context -> {
           assertThat(context).hasNotFailed()
               .hasSingleBean(FairwaySettings.class)
@@ -131,6 +133,82 @@ class FairwayAutoConfigurationTest {
               .doesNotHaveBean(FairwayLoadBalancerAutoConfiguration.class);
           assertThat(context.getBean(FairwaySettings.class).forService("orders").strategy.name()).isEqualTo("round-robin");
         });
+  }
+
+  @Test
+  void endpoint_onlyWhenAvailable_asBootsOwnEndpoints() {
+    ApplicationContextRunner plain = new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(FairwayAutoConfiguration.class, FairwayEndpointAutoConfiguration.class));
+    plain.run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(FairwayEndpoint.class)); // not exposed
+    plain.withPropertyValues("management.endpoints.web.exposure.include=health,fairway")
+        .run(context -> assertThat(context).hasNotFailed().hasSingleBean(FairwayEndpoint.class));
+    plain.withPropertyValues("management.endpoints.web.exposure.include=*")
+        .run(context -> assertThat(context).hasNotFailed().hasSingleBean(FairwayEndpoint.class));
+    plain.withPropertyValues("management.endpoints.web.exposure.include=fairway", "management.endpoint.fairway.access=NONE")
+        .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(FairwayEndpoint.class));
+    plain.withPropertyValues("management.endpoints.web.exposure.include=fairway",
+        "management.endpoints.web.exposure.exclude=fairway")
+        .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(FairwayEndpoint.class));
+    plain.withPropertyValues("management.endpoints.web.exposure.include=fairway")
+        .withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate.autoconfigure"))
+        .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(FairwayEndpoint.class));
+  }
+
+  @Test
+  void configuredServices_haveTheirBalancersAtStartup_othersOnTheirFirstCall() {
+    runner.withPropertyValues("fairway.services.orders.strategy=round-robin").run(context -> {
+      assertThat(context).hasNotFailed();
+      FairwayBalancers registry = context.getBean(FairwayBalancers.class);
+      // Before any call: the configured service is listed, and its first list is read without a call.
+      assertThat(registry.balancers()).containsOnlyKeys("orders");
+      dev.fairway.lb.LoadBalancer orders = registry.balancers().get("orders");
+      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+      while (orders.status().isEmpty() && System.nanoTime() < deadline) {
+        Thread.sleep(5); // the simple discovery client is read on Reactor's bounded-elastic threads
+      }
+      assertThat(orders.status()).extracting(st -> st.target().port()).containsExactly(8081);
+      assertThat(orders.strategy().name()).isEqualTo("round-robin");
+      // A service not under fairway.services joins when Spring Cloud LoadBalancer creates its client.
+      balancerOf(context, "payments");
+      assertThat(registry.balancers()).containsOnlyKeys("orders", "payments");
+    });
+  }
+
+  @Test
+  void activeHealth_probesEachInstanceOverHttp_andTakesOutTheOneThatFails() throws Exception {
+    try (Instances instances = new Instances()) {
+      java.util.List<String> probed = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+      instances.server(request -> {
+        probed.add(request.getMethod() + " " + request.getTarget());
+        return new mockwebserver3.MockResponse.Builder().code(200).body("UP").build();
+      });
+      instances.server(request -> new mockwebserver3.MockResponse.Builder().code(503).body("DOWN").build());
+      new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(
+              FairwayAutoConfiguration.class,
+              FairwayLoadBalancerAutoConfiguration.class,
+              org.springframework.cloud.commons.util.UtilAutoConfiguration.class,
+              org.springframework.cloud.client.discovery.simple.SimpleDiscoveryClientAutoConfiguration.class,
+              org.springframework.cloud.client.discovery.composite.CompositeDiscoveryClientAutoConfiguration.class,
+              org.springframework.cloud.client.loadbalancer.LoadBalancerAutoConfiguration.class,
+              org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration.class))
+          .withPropertyValues(instances.properties("orders"))
+          .withPropertyValues("fairway.services.orders.active-health.path=/health?deep=1",
+              "fairway.services.orders.active-health.interval=50ms",
+              "fairway.services.orders.active-health.timeout=5s")
+          .run(context -> {
+            assertThat(context).hasNotFailed();
+            dev.fairway.lb.LoadBalancer orders = context.getBean(FairwayBalancers.class).balancers().get("orders");
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+            while (System.nanoTime() < deadline && !(orders.status().size() == 2
+                && orders.status().get(1).state() == dev.fairway.lb.TargetState.UNHEALTHY)) {
+              Thread.sleep(10); // probes run on the balancer's own threads, every 50 ms
+            }
+            assertThat(orders.status()).extracting(st -> st.target().id() + " " + st.state() + " " + st.outReason())
+                .containsExactly("i0 HEALTHY null", "i1 UNHEALTHY active-health");
+            assertThat(probed).isNotEmpty().allMatch(line -> line.equals("GET /health?deep=1"));
+          });
+    }
   }
 
   @Test
@@ -179,6 +257,75 @@ class FairwayAutoConfigurationTest {
         });
   }
 
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "fairway.services.orders.active-health.interval=5ms|"
+          + "fairway.services.orders.active-health.interval: PT0.005S (expected: 10ms..1d)",
+      "fairway.services.orders.active-health.timeout=2d|fairway.services.orders.active-health.timeout: PT48H (expected: 10ms..1d)",
+      "fairway.services.orders.concurrency-limit.soft=0|fairway.services.orders.concurrency-limit.soft: 0 (expected: 1..1000000)",
+      "fairway.services.orders.concurrency-limit.hard=4|"
+          + "fairway.services.orders.concurrency-limit.hard: 4 (expected: softLimit (8)..1000000)",
+  })
+  void badValueBesideItsSwitch_failsStartup_namingThePropertyAndTheValue(String property, String message) {
+    runner.withPropertyValues("fairway.services.orders.active-health.path=/health",
+        "fairway.services.orders.strategy=concurrency-limited", property).run(context -> {
+          FairwayConfigurationException cause = findCause(context.getStartupFailure());
+          assertThat(cause.getMessage()).isEqualTo(message);
+          assertThat(cause.property()).isEqualTo(property.substring(0, property.indexOf('=')));
+        });
+  }
+
+  @Test
+  void newServiceSettings_bind_andReachTheBalancer() {
+    runner.withPropertyValues(
+        "fairway.default.passive-health.ejection-time=30s",
+        "fairway.services.orders.strategy=concurrency-limited",
+        "fairway.services.orders.concurrency-limit.soft=2",
+        "fairway.services.orders.concurrency-limit.hard=3",
+        "fairway.services.orders.active-health.path=/actuator/health?probe=1",
+        "fairway.services.orders.active-health.interval=2s",
+        "fairway.services.orders.active-health.timeout=300ms",
+        "fairway.services.orders.hedging=p95",
+        "fairway.services.orders.hedging.loser-hold=2s",
+        "fairway.default.hedging.loser-hold=0s").run(context -> {
+          assertThat(context).hasNotFailed();
+          FairwaySettings settings = context.getBean(FairwaySettings.class);
+          ServiceSettings orders = settings.forService("orders");
+          assertThat(orders.strategy).hasToString("concurrency-limited(soft=2, hard=3, maxWait=PT1S)");
+          assertThat(orders.activeHealth).hasToString("ActiveHealth{interval=PT2S, timeout=PT0.3S, healthyThreshold=2, "
+              + "unhealthyThreshold=2, jitter=0.1}");
+          assertThat(orders.hedging.value()).isEqualTo("p95");
+          assertThat(orders.loserHold.value()).isEqualTo(Duration.ofSeconds(2));
+          assertThat(orders.loserHold.property()).isEqualTo("fairway.services.orders.hedging.loser-hold");
+          assertThat(OkHttpSettings.interceptorFor(orders)).isNotNull();
+          ServiceSettings other = settings.forService("inventory");
+          assertThat(other.activeHealth).isNull();
+          assertThat(other.loserHold.value()).isEqualTo(Duration.ZERO);
+          assertThat(other.loserHold.property()).isEqualTo("fairway.default.hedging.loser-hold");
+          // Ejection time from fairway.default: the first ejection lasts 30 s.
+          dev.fairway.lb.LoadBalancer lb = orders.configure(dev.fairway.lb.LoadBalancer.builder("orders"))
+              .targets(dev.fairway.lb.Target.of("127.0.0.1", 1), dev.fairway.lb.Target.of("127.0.0.1", 2)).build();
+          try {
+            lb.pickTarget(dev.fairway.lb.Target.of("127.0.0.1", 1)).failure(new java.net.ConnectException("refused"));
+            Duration left = lb.status().get(0).ejectedFor();
+            assertThat(left).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(30)).isGreaterThan(Duration.ofSeconds(20));
+          } finally {
+            lb.close();
+          }
+        });
+  }
+
+  @Test
+  void concurrencyLimits_inheritedFromTheDefaults_applyOnlyWhereTheStrategyIsConcurrencyLimited() {
+    runner.withPropertyValues("fairway.default.strategy=concurrency-limited", "fairway.default.concurrency-limit.soft=3",
+        "fairway.services.orders.strategy=round-robin").run(context -> {
+          assertThat(context).hasNotFailed();
+          FairwaySettings settings = context.getBean(FairwaySettings.class);
+          assertThat(settings.forService("orders").strategy.name()).isEqualTo("round-robin");
+          assertThat(settings.forService("inventory").strategy).hasToString("concurrency-limited(soft=3, hard=16, maxWait=PT1S)");
+        });
+  }
+
   @Test
   void noProperties_theSdksDefaults() {
     runner.run(context -> {
@@ -209,6 +356,18 @@ class FairwayAutoConfigurationTest {
           + "fairway.services.orders.failure-status-codes: 99 (expected: HTTP status codes 100..599, possibly none)",
       "fairway.loadbalancer.abandoned-pick-timeout=0s|fairway.loadbalancer.abandoned-pick-timeout: PT0S (expected: at least 1s)",
       "fairway.services.orders.affinity-header=X User|fairway.services.orders.affinity-header: \"X User\" (expected: an HTTP header name)",
+      "fairway.services.orders.passive-health.ejection-time=50ms|"
+          + "fairway.services.orders.passive-health.ejection-time: PT0.05S (expected: 100ms..1h)",
+      "fairway.default.passive-health.ejection-time=2h|fairway.default.passive-health.ejection-time: PT2H (expected: 100ms..1h)",
+      "fairway.services.orders.active-health.path=health|"
+          + "fairway.services.orders.active-health.path: \"health\" (expected: an absolute path such as /actuator/health)",
+      "fairway.services.orders.active-health.interval=5ms|"
+          + "fairway.services.orders.active-health.interval: set while fairway.services.orders.active-health.path is not "
+          + "(expected: a path such as /actuator/health, or neither)",
+      "fairway.services.orders.concurrency-limit.soft=4|fairway.services.orders.concurrency-limit.soft: set while "
+          + "fairway.services.orders.strategy is not set (least-queueing) (expected: strategy concurrency-limited)",
+      "fairway.default.hedging.loser-hold=11m|fairway.default.hedging.loser-hold: 11m (expected: 0s..10m)",
+      "fairway.default.hedging.loser-hold=soon|fairway.default.hedging.loser-hold: \"soon\" (expected: a duration such as 10s)",
   })
   void badValue_failsStartup_namingThePropertyAndTheValue(String property, String message) {
     runner.withPropertyValues(property).run(context -> {

@@ -41,7 +41,7 @@ class InstanceTargetsFuzzTest {
       }
     }
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    InstanceTargets mapping = new InstanceTargets("orders", registry);
+    InstanceTargets mapping = new InstanceTargets("orders", registry, () -> 0L);
 
     MutableTargetSource created = mapping.update(instances); // never throws: bad entries are skipped
 
