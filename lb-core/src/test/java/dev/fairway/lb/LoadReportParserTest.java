@@ -211,14 +211,19 @@ class LoadReportParserTest {
   }
 
   @Test
-  void parseDecimal_manyDigitsAtTheBottomOfTheNormalRange_isNotFlushedToZero() {
-    // Found by LoadReportParserFuzzTest.decimal: 17 digits push the scale to 10^-324, which alone is 0.
+  void parseDecimal_manyDigitsAtEitherEndOfTheRange_isCorrectlyRounded() {
+    // Found by LoadReportParserFuzzTest.decimal: 17 digits pushed the scale to 10^-324, which alone is
+    // 0, and 1.7976931348623158e308 (just below the overflow threshold) rounded up to infinity.
     assertThat(LoadReportParser.parseDecimal("2.2250738585072014E-308", 0, 23)).isEqualTo(Double.MIN_NORMAL);
+    assertThat(LoadReportParser.parseDecimal("1.7976931348623158e308", 0, 22)).isEqualTo(Double.MAX_VALUE);
     assertThat(LoadReportParser.parseDecimal("123456789012345678e-325", 0, 23))
-        .isCloseTo(1.23456789012345678e-308, org.assertj.core.data.Offset.offset(4 * Math.ulp(1e-308)));
+        .isEqualTo(Double.parseDouble("123456789012345678e-325"));
     assertThat(LoadReportParser.parseDecimal("4.9e-324", 0, 8)).isEqualTo(Double.MIN_VALUE);
-    assertThat(parse("TEXT eps=2.2250738585072014E-308")).isEqualTo(Outcome.PARSED);
+    assertThat(LoadReportParser.parseDecimal("-12345678901234567890.5", 0, 23)).isEqualTo(-12345678901234567890.5);
+    assertThat(parse("TEXT eps=2.2250738585072014E-308, cpu_utilization=1.7976931348623158e308"))
+        .isEqualTo(Outcome.PARSED);
     assertThat(report.eps).isEqualTo(Double.MIN_NORMAL);
+    assertThat(report.cpuUtilization).isEqualTo(Double.MAX_VALUE);
   }
 
   @Test
