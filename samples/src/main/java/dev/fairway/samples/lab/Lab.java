@@ -55,6 +55,8 @@ public final class Lab {
     SubsetSocketLab.Result subset = options.scenarios().contains(Scenario.SUBSET) ? runSubset() : null;
     KubernetesLab.Results kubernetes = options.scenarios().contains(Scenario.KUBERNETES)
         ? KubernetesLab.run(options, progress) : null;
+    List<ReportsLab.Cell> reports = options.scenarios().contains(Scenario.REPORTS)
+        ? new ReportsLab(options, progress).run() : List.of();
     out.println();
     for (Scenario scenario : options.scenarios()) {
       List<RunResult> rows = rowsOf(results, scenario);
@@ -75,6 +77,9 @@ public final class Lab {
     }
     if (kubernetes != null) {
       out.println(KubernetesLab.table(kubernetes, options));
+    }
+    if (!reports.isEmpty()) {
+      out.println(ReportsLab.table(reports, options));
     }
     if (options.csv != null && !results.isEmpty()) {
       ResultTables.writeCsv(options.csv, results);

@@ -12,7 +12,7 @@ import java.util.Set;
 
 /**
  * The lab's command line (DESIGN.md, "The scenario lab"):
- * {@code lab [--scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|liar|rolling|subset|kubernetes|all]
+ * {@code lab [--scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|liar|rolling|subset|kubernetes|reports|all]
  * [--strategies all|NAME,NAME...] [--duration 30s] [--time-scale 1.0] [--workers 8] [--users N]
  * [--clients K] [--load-reports] [--report-style STYLE] [--csv FILE] [--report FILE.html] [--max-attempts N]
  * [--hedge p95|p99|NNms|off] [--client okhttp|spring]}.
@@ -44,8 +44,44 @@ public final class LabOptions {
   final String hedge; // as given: "p95", "20ms"; "off"
   final LoadReportStyle reportStyle; // how honest backends word their reports (with --load-reports)
   final LabClient.Kind client;
+  /** What backend-4 reports instead of the truth ({@link ReportsLab}'s liars); null: as the others. */
+  final LoadReportStyle liar;
+  /** Runs per cell ({@code --runs}, {@link ReportsLab}). */
+  final int runs;
+  /** {@code --cells core}: {@link ReportsLab#core} cells only. */
+  final boolean coreCells;
+
+  /** A copy for one cell of {@link ReportsLab}: K clients, reports on or off, the honest style, the liar. */
+  private LabOptions(LabOptions o, int clients, boolean loadReports, LoadReportStyle style, LoadReportStyle liar) {
+    this.scenarios = List.of(Scenario.STEADY);
+    this.client = o.client;
+    this.strategies = o.strategies;
+    this.quickProfile = o.quickProfile;
+    this.duration = o.duration;
+    this.timeScale = o.timeScale;
+    this.workers = o.workers;
+    this.users = o.users;
+    this.clients = clients;
+    this.loadReports = loadReports;
+    this.csv = null;
+    this.report = null;
+    this.maxAttempts = o.maxAttempts;
+    this.hedging = o.hedging;
+    this.hedge = o.hedge;
+    this.reportStyle = style;
+    this.liar = liar;
+    this.runs = o.runs;
+    this.coreCells = o.coreCells;
+  }
+
+  LabOptions forReportsCell(int clients, boolean loadReports, LoadReportStyle style, LoadReportStyle liar) {
+    return new LabOptions(this, clients, loadReports, style, liar);
+  }
 
   private LabOptions(Builder b) {
+    this.liar = null;
+    this.runs = b.runs;
+    this.coreCells = b.coreCells;
     this.scenarios = List.copyOf(b.scenarios);
     this.client = b.client;
     this.strategies = List.copyOf(b.strategies != null ? b.strategies : defaultStrategies(b.client, b.allStrategies));
@@ -176,8 +212,8 @@ public final class LabOptions {
     return String.join(
         "\n",
         "usage: java -jar fairway-samples.jar lab [options]",
-        "  --scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|liar|rolling|subset|kubernetes|all",
-        "                       (default all: every scenario but zones, jitter, liar, rolling, subset and kubernetes, which run only",
+        "  --scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|liar|rolling|subset|kubernetes|reports|all",
+        "                       (default all: every scenario but zones, jitter, liar, rolling, subset, kubernetes and reports, which run only",
         "                       when named)",
         "  --strategies all|NAME,NAME...   NAME is a Strategy.name(): " + String.join(", ", ALL_STRATEGIES),
         "  --duration 30s       measured window per run, after warm-up (units ms, s, m; default 30s)",
@@ -190,6 +226,8 @@ public final class LabOptions {
         "  --load-reports       backends send ORCA load reports (endpoint-load-metrics: TEXT ...)",
         "  --report-style S     how honest backends word them: uncapped|capped, rif-excludes-answered|",
         "                       rif-counts-answered, workers|no-workers (default uncapped,rif-excludes-answered,workers)",
+        "  --runs N             runs per cell of the reports scenario (default 1)",
+        "  --cells full|core    the reports scenario's cells: all, or those a loaded machine can fit (default full)",
         "  --csv FILE           also write the results as CSV",
         "  --report FILE.html   where the HTML report goes (default lab-report.html)",
         "  --max-attempts N     attempts per call across targets (1 = no retry; default 3)",
@@ -264,6 +302,12 @@ public final class LabOptions {
           break;
         case "--report-style":
           b.reportStyle(value);
+          break;
+        case "--runs":
+          b.runs(parseInt("--runs", value));
+          break;
+        case "--cells":
+          b.cells(value);
           break;
         case "--client":
           b.client(LabClient.Kind.of(value));
@@ -353,6 +397,27 @@ public final class LabOptions {
     private HedgingPolicy hedging;
     private String hedge = "off";
     private LoadReportStyle reportStyle = LoadReportStyle.HONEST;
+    private int runs = 1;
+    private boolean coreCells;
+
+    /** {@code --cells}: {@code full} (every cell of the reports scenario) or {@code core} ({@link ReportsLab#core}). */
+    public Builder cells(String text) {
+      switch (text) {
+        case "full" -> coreCells = false;
+        case "core" -> coreCells = true;
+        default -> throw new UsageException("--cells: \"" + text + "\" (expected: full or core)");
+      }
+      return this;
+    }
+
+    /** {@code --runs}: runs per cell of the {@code reports} scenario, 1 to 20. */
+    public Builder runs(int n) {
+      if (n < 1 || n > 20) {
+        throw new UsageException("--runs: " + n + " (expected: 1..20)");
+      }
+      runs = n;
+      return this;
+    }
 
     public Builder scenarios(String list) {
       if (list.equals("all")) {

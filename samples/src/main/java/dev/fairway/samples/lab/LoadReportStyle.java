@@ -26,20 +26,48 @@ final class LoadReportStyle {
   /** What {@link #LIAR} sends on every response. */
   static final String LIAR_REPORT = "TEXT application_utilization=0.000001, named_metrics.rif=1";
 
+  /** What {@link #LIAR_ZERO} sends on every response. */
+  static final String LIAR_ZERO_REPORT = "TEXT application_utilization=0, named_metrics.rif=0";
+  /** The thread count {@link #TOMCAT} measures utilization against: Tomcat's default. */
+  static final int TOMCAT_THREADS = 200;
+
   /** The lab's report until styles existed: uncapped, the answered request excluded, workers sent. */
-  static final LoadReportStyle HONEST = new LoadReportStyle(false, false, true, false);
-  static final LoadReportStyle LIAR = new LoadReportStyle(false, false, false, true);
+  static final LoadReportStyle HONEST = new LoadReportStyle(false, false, true, 0, null, "honest");
+  static final LoadReportStyle LIAR = new LoadReportStyle(false, false, false, 0, LIAR_REPORT, "liar");
+  /** A liar that claims nothing at all in flight: {@value #LIAR_ZERO_REPORT}. */
+  static final LoadReportStyle LIAR_ZERO = new LoadReportStyle(false, false, false, 0, LIAR_ZERO_REPORT, "liar-rif0");
+  /**
+   * The starter's filter on Tomcat with its default 200 threads in front of a backend whose real
+   * limit is its 8 workers: honest by its own measure (the answered request excluded, utilization =
+   * rif / 200, {@code workers=200}), so it claims free workers while calls queue.
+   */
+  static final LoadReportStyle TOMCAT = new LoadReportStyle(false, false, true, TOMCAT_THREADS, null, "tomcat-200");
 
   private final boolean capped;
   private final boolean countsAnswered;
   private final boolean sendsWorkers;
-  private final boolean lies;
+  /** The worker count the report measures against, if not the backend's own (0). */
+  private final int claimedWorkers;
+  /** What it sends on every response whatever its load; null for an honest report. */
+  private final String fixed;
+  private final String name;
 
-  private LoadReportStyle(boolean capped, boolean countsAnswered, boolean sendsWorkers, boolean lies) {
+  private LoadReportStyle(boolean capped, boolean countsAnswered, boolean sendsWorkers, int claimedWorkers,
+      String fixed, String name) {
     this.capped = capped;
     this.countsAnswered = countsAnswered;
     this.sendsWorkers = sendsWorkers;
-    this.lies = lies;
+    this.claimedWorkers = claimedWorkers;
+    this.fixed = fixed;
+    this.name = name;
+  }
+
+  /**
+   * A backend whose reports froze at an idle moment: what {@code honest} says with one request (the
+   * answered one) at a backend of {@code workers} workers, on every response, whatever its load.
+   */
+  static LoadReportStyle frozen(LoadReportStyle honest, int workers) {
+    return new LoadReportStyle(false, false, false, 0, honest.report(1, workers), "frozen");
   }
 
   /**
@@ -50,6 +78,9 @@ final class LoadReportStyle {
   static LoadReportStyle of(LabOptions options, Scenario scenario, int index) {
     if (scenario == Scenario.LIAR && index == Scenario.LIAR_BACKEND) {
       return LIAR;
+    }
+    if (options.liar != null && index == Scenario.LIAR_BACKEND) {
+      return options.liar;
     }
     return options.loadReports() ? options.reportStyle : null;
   }
@@ -73,8 +104,9 @@ final class LoadReportStyle {
         default -> throw invalid(text);
       }
     }
-    return new LoadReportStyle(capped != null && capped, countsAnswered != null && countsAnswered,
-        sendsWorkers == null || sendsWorkers, false);
+    LoadReportStyle style = new LoadReportStyle(capped != null && capped, countsAnswered != null && countsAnswered,
+        sendsWorkers == null || sendsWorkers, 0, null, "");
+    return new LoadReportStyle(style.capped, style.countsAnswered, style.sendsWorkers, 0, null, style.toString());
   }
 
   private static boolean once(Boolean previous, boolean value, String text) {
@@ -91,12 +123,13 @@ final class LoadReportStyle {
 
   /**
    * The header value at a backend with {@code load} requests queued or in service, the one being
-   * answered included, and {@code workers} workers.
+   * answered included, and {@code backendWorkers} workers.
    */
-  String report(int load, int workers) {
-    if (lies) {
-      return LIAR_REPORT;
+  String report(int load, int backendWorkers) {
+    if (fixed != null) {
+      return fixed;
     }
+    int workers = claimedWorkers > 0 ? claimedWorkers : backendWorkers;
     int rif = Math.max(0, countsAnswered ? load : load - 1);
     double permille = 1000.0 * rif / workers;
     double utilization = Math.round(capped ? Math.min(1000.0, permille) : permille) / 1000.0;
@@ -105,14 +138,19 @@ final class LoadReportStyle {
   }
 
   boolean lies() {
-    return lies;
+    return fixed != null;
+  }
+
+  /** A short name for tables: "liar", "liar-rif0", "frozen", "tomcat-200", or the style as {@code --report-style} names it. */
+  String label() {
+    return name;
   }
 
   /** As {@code --report-style} names it, e.g. {@code capped,rif-counts-answered,no-workers}; "liar" for the liar. */
   @Override
   public String toString() {
-    if (lies) {
-      return "liar";
+    if (fixed != null || claimedWorkers > 0) {
+      return name;
     }
     return (capped ? "capped" : "uncapped") + (countsAnswered ? ",rif-counts-answered" : ",rif-excludes-answered")
         + (sendsWorkers ? ",workers" : ",no-workers");

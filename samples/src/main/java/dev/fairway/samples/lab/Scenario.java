@@ -78,7 +78,14 @@ public enum Scenario {
    * they accept; a window of 5 beside every client on every backend, in one invocation. Not in the
    * default run: name it ({@code --scenario subset}).
    */
-  SUBSET(SubsetSocketLab.CLIENTS, SubsetSocketLab.CLIENTS, "40 clients x 20 backends, window 5 vs every backend; connections accepted");
+  SUBSET(SubsetSocketLab.CLIENTS, SubsetSocketLab.CLIENTS, "40 clients x 20 backends, window 5 vs every backend; connections accepted"),
+  /**
+   * Load reports must never hurt ({@link ReportsLab}): 100 users as {@link #STEADY}, for each
+   * strategy at 1 and 50 clients: no reports, honest reports in each style, and backend-4 lying
+   * (rif 1 at utilization 0.000001; rif 0 at utilization 0) or frozen at an idle report while the
+   * others report honestly. One table. Not in the default run: name it ({@code --scenario reports}).
+   */
+  REPORTS(100, 1, "100 users; strategies x report styles x liars x {1, 50} clients");
 
   /** The backend (0-based) that lies about its load in {@link #LIAR}: the slowest. */
   static final int LIAR_BACKEND = 3;
@@ -148,12 +155,12 @@ public enum Scenario {
    * the default run stays near four minutes.
    */
   boolean inDefaultRun() {
-    return this != JITTER && this != ZONES && this != LIAR && this != ROLLING && this != SUBSET && this != KUBERNETES;
+    return this != JITTER && this != ZONES && this != LIAR && this != ROLLING && this != SUBSET && this != KUBERNETES && this != REPORTS;
   }
 
   /** Whether it has runs and a table of its own ({@link RollingLab}, {@link SubsetSocketLab}), not scenario x strategy rows. */
   boolean runsApart() {
-    return this == ROLLING || this == SUBSET || this == KUBERNETES;
+    return this == ROLLING || this == SUBSET || this == KUBERNETES || this == REPORTS;
   }
 
   /** The scenarios of the default run, in order. */
@@ -224,6 +231,6 @@ public enum Scenario {
         return s;
       }
     }
-    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail, zones, jitter, liar, rolling, subset, kubernetes or all)");
+    throw new IllegalArgumentException("scenario: \"" + id + "\" (expected: light, steady, burst, failure, recovery, fleet, slowdown, fastfail, zones, jitter, liar, rolling, subset, kubernetes, reports or all)");
   }
 }

@@ -117,4 +117,17 @@ class LabOptionsTest {
     assertThat(LabOptions.parseDuration("250ms")).isEqualTo(Duration.ofMillis(250));
     assertThat(LabOptions.parseDuration("3")).isEqualTo(Duration.ofSeconds(3));
   }
+
+  @Test
+  void reports_runsOnlyWhenNamed_withItsRunsAndCells() {
+    assertThat(LabOptions.parse().scenarios()).doesNotContain(Scenario.REPORTS);
+    LabOptions o = LabOptions.parse("--scenario", "reports", "--runs", "3", "--cells", "core",
+        "--strategies", "least-queueing,round-robin");
+    assertThat(o.scenarios()).containsExactly(Scenario.REPORTS);
+    assertThat(o.runs).isEqualTo(3);
+    assertThat(o.coreCells).isTrue();
+    assertThat(ReportsLab.strategies(o)).containsExactly("least-queueing"); // round robin reads no reports
+    assertThatThrownBy(() -> LabOptions.parse("--runs", "0")).hasMessage("--runs: 0 (expected: 1..20)");
+    assertThatThrownBy(() -> LabOptions.parse("--cells", "most")).hasMessage("--cells: \"most\" (expected: full or core)");
+  }
 }
