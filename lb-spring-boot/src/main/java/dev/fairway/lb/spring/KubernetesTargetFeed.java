@@ -65,6 +65,9 @@ final class KubernetesTargetFeed implements TargetFeed {
     String portName = p.getPortName();
     Integer port = p.getPort();
     if (portName != null && port != null) {
+      // Each value's own check first, so a bad one is named as such.
+      check("port", () -> KubernetesTargetSource.builder("fairway").port(port));
+      check("port-name", () -> KubernetesTargetSource.builder("fairway").portName(portName));
       throw new FairwayConfigurationException(PREFIX + "port", PREFIX + "port: " + port + " set with " + PREFIX
           + "port-name \"" + portName + "\" (expected: one or the other)");
     }
