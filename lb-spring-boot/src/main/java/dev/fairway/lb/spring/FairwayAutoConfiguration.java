@@ -23,6 +23,7 @@ public class FairwayAutoConfiguration {
   FairwaySettings fairwaySettings(FairwayProperties properties, Environment environment) {
     FairwaySettings settings = new FairwaySettings(properties, environment.getProperty("spring.cloud.loadbalancer.zone", ""),
         environment::getProperty);
+    TargetFeed.requireSingle(environment);
     if (!environment.getProperty("fairway.consul.enabled", Boolean.class, false)
         || !ClassUtils.isPresent("dev.fairway.lb.consul.ConsulDiscovery", getClass().getClassLoader())) {
       requireNoSubset(properties); // only Fairway's Consul watcher places this application among its peers

@@ -56,7 +56,8 @@ class ConfigurationMetadataTest {
     }
     assertThat(checked).contains("fairway.default", "fairway.default.strategy", "fairway.services",
         "fairway.default.hedging.loser-hold", "fairway.default.active-health.path", "fairway.consul",
-        "fairway.consul.tls", "fairway.default.subset", "fairway.consul.address");
+        "fairway.consul.tls", "fairway.default.subset", "fairway.consul.address", "fairway.kubernetes",
+        "fairway.kubernetes.port-name", "fairway.dns", "fairway.dns.refresh", "fairway.dns.services");
   }
 
   @Test
@@ -92,6 +93,14 @@ class ConfigurationMetadataTest {
     expected.put("fairway.consul.first-reply-timeout", "5s");
     expected.put("fairway.consul.passing-only", false);
     expected.put("fairway.consul.zone-metadata-key", "zone");
+    expected.put("fairway.kubernetes.enabled", false);
+    expected.put("fairway.kubernetes.prefer-ipv6", false);
+    expected.put("fairway.kubernetes.first-reply-timeout", "5s");
+    expected.put("fairway.dns.enabled", false);
+    expected.put("fairway.dns.query-timeout", "5s");
+    expected.put("fairway.dns.first-reply-timeout", "5s");
+    expected.put("fairway.dns.refresh.min", "1s");
+    expected.put("fairway.dns.refresh.max", "5m");
     expected.forEach((name, value) -> {
       assertThat(properties).as(name).containsKey(name);
       Object actual = properties.get(name).get("defaultValue");
@@ -113,7 +122,13 @@ class ConfigurationMetadataTest {
         "fairway.consul.namespace", "fairway.consul.partition", "fairway.consul.service-name",
         "fairway.consul.instance-id", "fairway.consul.tls.verify", "fairway.consul.tls.ca-certificate",
         "fairway.consul.tls.ca-path", "fairway.consul.tls.client-certificate", "fairway.consul.tls.client-key",
-        "fairway.consul.tls.server-name");
+        "fairway.consul.tls.server-name",
+        // Kubernetes: by default what the pod's service account says, or each slice's only port.
+        "fairway.kubernetes.namespace", "fairway.kubernetes.port-name", "fairway.kubernetes.port",
+        "fairway.kubernetes.local-zone", "fairway.kubernetes.api-server", "fairway.kubernetes.token-file",
+        "fairway.kubernetes.ca-certificate",
+        // DNS: the system's resolver; each service's records are the application's to name.
+        "fairway.dns.resolver", "fairway.dns.services");
   }
 
   private static Object normalise(Number n) {
