@@ -36,7 +36,7 @@ final class NetworkCoordinate {
    * Reads a {@code Coord} object. {@code null} or absent is {@code coordinate_missing} (an agent with
    * {@code disable_coordinates}, or a node that has not sent one yet); anything else that is not an
    * object with a non-empty numeric {@code Vec} and finite numeric {@code Error}, {@code Adjustment}
-   * and {@code Height} is {@code coordinate_malformed}. Never throws.
+   * and {@code Height}, the height not negative, is {@code coordinate_malformed}. Never throws.
    */
   static Parsed parse(JsonNode coord) {
     if (coord.isMissingNode() || coord.isNull()) {
@@ -62,6 +62,9 @@ final class NetworkCoordinate {
         return Parsed.bad("coordinate_malformed", "Coord." + names[i] + " is " + brief(n));
       }
       values[i] = n.doubleValue();
+    }
+    if (values[2] < 0) { // Serf keeps every height at or above its minimum (10 us): a negative one is no reading
+      return Parsed.bad("coordinate_malformed", "Coord.Height is " + brief(coord.path("Height")) + " (expected: >= 0)");
     }
     return new Parsed(new NetworkCoordinate(vec, values[0], values[1], values[2]), null, "");
   }

@@ -97,6 +97,8 @@ class NetworkCoordinateTest {
         .isEqualTo("coordinate_malformed");
     assertThat(problem("{\"Vec\":[0,0],\"Error\":1.5,\"Adjustment\":0}")).isEqualTo("coordinate_malformed");
     assertThat(problem("[0,0]")).isEqualTo("coordinate_malformed");
+    assertThat(problem("{\"Vec\":[0,0],\"Error\":0.2,\"Adjustment\":0,\"Height\":-0.01}"))
+        .as("a negative height (fuzzing found it giving a negative round trip)").isEqualTo("coordinate_malformed");
     assertThat(NetworkCoordinate.parse(JSON.missingNode()).problem()).isEqualTo("coordinate_missing");
   }
 
