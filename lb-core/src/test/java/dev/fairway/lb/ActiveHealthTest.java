@@ -1,6 +1,7 @@
 package dev.fairway.lb;
 
 import static dev.fairway.lb.Fixtures.counts;
+import static dev.fairway.lb.Fixtures.pickable;
 import static dev.fairway.lb.Fixtures.sequence;
 import static dev.fairway.lb.Fixtures.state;
 import static dev.fairway.lb.Fixtures.t;
@@ -59,11 +60,12 @@ class ActiveHealthTest {
   void failingProbes_makeTheTargetUnhealthyAfterTheThreshold_andPassingOnesBringItBack() throws Exception {
     answers.put(t(1), "fail");
     build("active1", ActiveHealth.of(probe, Duration.ofMillis(20)).withUnhealthyThreshold(3), t(1), t(2));
-    await("target 1 is unhealthy", () -> state(lb, t(1)) == TargetState.UNHEALTHY);
+    await("target 1 is unhealthy and out of the picks",
+        () -> state(lb, t(1)) == TargetState.UNHEALTHY && !pickable(lb, t(1)));
     assertThat(probes.get(t(1)).get()).isGreaterThanOrEqualTo(3);
     assertThat(counts(sequence(lb, 10))).containsOnlyKeys("2");
     answers.put(t(1), "ok");
-    await("target 1 is back", () -> state(lb, t(1)) == TargetState.HEALTHY);
+    await("target 1 is back in the picks", () -> state(lb, t(1)) == TargetState.HEALTHY && pickable(lb, t(1)));
     assertThat(counts(sequence(lb, 10))).containsOnlyKeys("1", "2");
   }
 
@@ -102,7 +104,7 @@ class ActiveHealthTest {
     await("two failed probes after the ejection", () -> probes.getOrDefault(t(1), new AtomicInteger()).get() >= 3);
     answers.put(t(1), "ok");
     long start = System.nanoTime();
-    await("probes bring target 1 back", () -> state(lb, t(1)) != TargetState.EJECTED);
+    await("probes bring target 1 back", () -> state(lb, t(1)) != TargetState.EJECTED && pickable(lb, t(1)));
     assertThat(System.nanoTime() - start).isLessThan(5_000_000_000L);
     lb.pick(null, java.util.Set.of(t(2))).success(); // the trial call
     assertThat(state(lb, t(1))).isEqualTo(TargetState.HEALTHY);
@@ -115,6 +117,7 @@ class ActiveHealthTest {
     p.failure(new java.net.ConnectException("refused")); // ejected for 10 s; the probes pass throughout
     await("five passed probes", () -> probes.getOrDefault(t(1), new AtomicInteger()).get() >= 5);
     assertThat(state(lb, t(1))).isEqualTo(TargetState.EJECTED);
+    await("the ejection in the picks", () -> !pickable(lb, t(1)));
     assertThat(counts(sequence(lb, 6))).containsOnlyKeys("2");
   }
 

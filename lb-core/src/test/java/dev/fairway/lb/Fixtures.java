@@ -67,6 +67,21 @@ final class Fixtures {
     return lb.status().stream().filter(s -> s.target().equals(target)).findFirst().orElseThrow().inFlight();
   }
 
+  /**
+   * True once the published snapshot, which picks read, lets {@code target} take calls. A health
+   * change is visible in {@link LoadBalancer#status()} a moment before the snapshot that follows it
+   * is published (by whichever thread applies changes), so tests that pick after waiting for a state
+   * wait for this too.
+   */
+  static boolean pickable(LoadBalancer lb, Target target) {
+    for (TrackedTarget t : lb.published().snapshot.pickable) {
+      if (t.target.equals(target)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   static TargetState state(LoadBalancer lb, Target target) {
     return lb.status().stream().filter(s -> s.target().equals(target)).findFirst().orElseThrow().state();
   }
