@@ -8,9 +8,13 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import javax.tools.JavaCompiler;
 import javax.tools.JavaFileObject;
 import javax.tools.SimpleJavaFileObject;
@@ -18,15 +22,18 @@ import javax.tools.ToolProvider;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every {@code ```java} block of the root README compiles as written against the project's modules
- * (and Spring's, for the "Spring Boot" section), so the quickstart and the other snippets cannot
- * drift from the API. Each block is a method body; a class in a block is a local class.
+ * Every {@code ```java} block of the project's documents compiles as written against the project's
+ * modules (and Spring's, for the Spring Boot snippets), so the quickstart and the other snippets
+ * cannot drift from the API: the root README, each module's README and every page under
+ * {@code docs/}. Each block is a method body; a class in a block is a local class. Each snippet is
+ * written once: two documents that show the same code link to one of them instead.
  */
 class ReadmeSnippetsCompileTest {
   private static final String IMPORTS = String.join("\n",
       "import com.sun.net.httpserver.HttpServer;",
       "import dev.fairway.lb.*;",
       "import dev.fairway.lb.consul.*;",
+      "import dev.fairway.lb.consul.fake.*;",
       "import dev.fairway.lb.dns.*;",
       "import dev.fairway.lb.kubernetes.*;",
       "import dev.fairway.lb.okhttp.*;",
@@ -56,21 +63,57 @@ class ReadmeSnippetsCompileTest {
     return blocks;
   }
 
+  /** The repository's root, seen from this module's directory (where surefire runs). */
+  private static final Path ROOT = Path.of("..");
+
+  /** README.md, every module's README.md and every page under docs/, in a stable order. */
+  static List<Path> documents() throws IOException {
+    List<Path> docs = new ArrayList<>();
+    docs.add(ROOT.resolve("README.md"));
+    try (Stream<Path> modules = Files.list(ROOT)) {
+      modules.map(dir -> dir.resolve("README.md")).filter(Files::isRegularFile).sorted().forEach(docs::add);
+    }
+    try (Stream<Path> pages = Files.walk(ROOT.resolve("docs"))) {
+      pages.filter(f -> f.toString().endsWith(".md")).sorted().forEach(docs::add);
+    }
+    return docs;
+  }
+
+  /** Each document's java blocks, by the document's path relative to the root. */
+  static Map<String, List<String>> blocksByDocument() throws IOException {
+    Map<String, List<String>> blocks = new java.util.LinkedHashMap<>();
+    for (Path doc : documents()) {
+      blocks.put(ROOT.relativize(doc).toString(), javaBlocks(Files.readString(doc)));
+    }
+    return blocks;
+  }
+
   @Test
-  void everyJavaBlockInTheReadmeCompiles() throws IOException {
-    String readme = Files.readString(Path.of("..", "README.md"));
-    List<String> blocks = javaBlocks(readme);
-    assertThat(blocks).as("java blocks in README.md").hasSizeGreaterThanOrEqualTo(3);
+  void documents_includeTheRootReadme_theModuleReadmes_andTheDocsPages() throws IOException {
+    assertThat(documents().stream().map(d -> ROOT.relativize(d).toString().replace('\\', '/')))
+        .contains("README.md", "lb-core/README.md", "lb-okhttp/README.md", "lb-discovery-consul/README.md",
+            "lb-spring-boot/README.md", "samples/README.md", "docs/hedging.md", "docs/discovery.md");
+  }
+
+  @Test
+  void everyJavaBlockInTheDocumentsCompiles() throws IOException {
+    Map<String, List<String>> byDocument = blocksByDocument();
+    assertThat(byDocument.get("README.md")).as("java blocks in README.md").hasSizeGreaterThanOrEqualTo(3);
     List<JavaFileObject> sources = new ArrayList<>();
-    for (int i = 0; i < blocks.size(); i++) {
-      String name = "ReadmeSnippet" + i;
-      String code = IMPORTS + "class " + name + " {\n static void run() throws Exception {\n" + blocks.get(i) + "\n }\n}\n";
-      sources.add(new SimpleJavaFileObject(URI.create("string:///" + name + ".java"), JavaFileObject.Kind.SOURCE) {
-        @Override
-        public CharSequence getCharContent(boolean ignoreEncodingErrors) {
-          return code;
-        }
-      });
+    Map<String, String> origin = new java.util.LinkedHashMap<>();
+    for (Map.Entry<String, List<String>> doc : byDocument.entrySet()) {
+      List<String> blocks = doc.getValue();
+      for (int i = 0; i < blocks.size(); i++) {
+        String name = "Snippet" + sources.size();
+        origin.put(name, doc.getKey() + ", java block " + (i + 1));
+        String code = IMPORTS + "class " + name + " {\n static void run() throws Exception {\n" + blocks.get(i) + "\n }\n}\n";
+        sources.add(new SimpleJavaFileObject(URI.create("string:///" + name + ".java"), JavaFileObject.Kind.SOURCE) {
+          @Override
+          public CharSequence getCharContent(boolean ignoreEncodingErrors) {
+            return code;
+          }
+        });
+      }
     }
     JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
     String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
@@ -78,7 +121,17 @@ class ReadmeSnippetsCompileTest {
     StringWriter diagnostics = new StringWriter();
     boolean ok = compiler.getTask(diagnostics, null, null,
         List.of("-classpath", classpath, "-d", out.toString(), "-proc:none"), null, sources).call();
-    assertThat(ok).as("README snippets compile:%n%s", diagnostics).isTrue();
+    assertThat(ok).as("document snippets compile (SnippetN: %s):%n%s", origin, diagnostics).isTrue();
+  }
+
+  @Test
+  void eachJavaSnippetIsWrittenOnce() throws IOException {
+    Map<String, List<String>> seen = new HashMap<>();
+    blocksByDocument().forEach((doc, blocks) -> blocks.forEach(
+        block -> seen.computeIfAbsent(block.replaceAll("\\s+", " ").trim(), k -> new ArrayList<>()).add(doc)));
+    Map<String, List<String>> repeated = seen.entrySet().stream().filter(e -> e.getValue().size() > 1)
+        .collect(Collectors.toMap(e -> e.getKey().substring(0, Math.min(80, e.getKey().length())), Map.Entry::getValue));
+    assertThat(repeated).as("java blocks that appear more than once (first 80 characters -> documents)").isEmpty();
   }
 
   @Test
