@@ -22,7 +22,7 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.RestClient;
 
 /**
- * The README's "Spring Boot" section as a program ({@code java -jar fairway-samples.jar spring}):
+ * The README's "Spring Boot" example as a program ({@code java -jar fairway-samples.jar spring}):
  * two Spring Boot services on loopback. {@code orders} runs three times, each a servlet application
  * on a port the OS picks, with the starter's load reports on; the caller, a non-web application,
  * calls {@code http://orders/orders} through a {@code @LoadBalanced RestClient}, which the starter

@@ -171,10 +171,9 @@ public final class Lab {
   /**
    * One unreported run before the first measured one, so the JIT has compiled the client and server
    * paths: without it the first scenario x strategy runs on a cold JVM and looks several times slower.
-   * It runs {@link #WARM_UP_SECONDS} s at time scale 0.2 at most (about 3,500 calls on the 2-core
-   * machine the README's numbers come from), whatever the measured runs' scale: the JIT counts
-   * calls, not seconds. With 1.5 s, one client with one user still needed 14.7 ms per 10 ms call in
-   * the first 1.6 s run and 12.0 ms in a 5 s one.
+   * It runs {@link #WARM_UP_SECONDS} s at time scale 0.2 at most, whatever the measured runs' scale:
+   * the JIT counts calls, not seconds, so the warm-up is sized in calls at the busiest scale. Half of
+   * it left a single user's calls still visibly slower than their service time in the first runs.
    */
   static final int WARM_UP_SECONDS = 3;
 

@@ -69,8 +69,7 @@ final class SpringLabClient implements LabClient {
   private static final URI WORK = URI.create("http://" + ScenarioRun.SERVICE + "/work");
   /**
    * What one more client adds to a run's setup and teardown, for the progress line's estimate: a
-   * context takes about 0.3-1 s to start on the 2-core machine the README's numbers come from, four
-   * start at a time.
+   * small context takes a fraction of a second to a second to start, and four start at a time.
    */
   static final double SECONDS_PER_CLIENT = 0.2;
   /** Contexts started at once: more than the machine's cores, so a busy machine still gives them time. */

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The {@code rolling} scenario's smoke run at a small time scale: its table and its CSV, with GET and
  * POST counted apart. Nothing here asserts an error count: how many calls a short drain costs
- * depends on the machine's load; the zero-error target is measured in the README's table.
+ * depends on the machine's load; the zero-error target is measured in docs/results (rolling).
  */
 class RollingScenarioTest {
   @Test
