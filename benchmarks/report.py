@@ -25,7 +25,7 @@ PEER_PAIRS = [
     ("ribbon-weighted-response-time", "fairway-least-response-time"),
 ]
 STRATEGIES = ["round-robin", "weighted-round-robin", "random", "least-connections", "power-of-two-choices",
-              "key-affinity", "consistent-hash", "least-response-time", "concurrency-limited"]
+              "key-affinity", "consistent-hash", "least-response-time", "concurrency-limited", "least-queueing"]
 
 
 def load(path):
