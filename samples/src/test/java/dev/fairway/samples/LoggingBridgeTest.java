@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 /**
- * What the README promises: with {@code org.slf4j:slf4j-jdk-platform-logging} on the classpath,
+ * What docs/operations.md promises: with {@code org.slf4j:slf4j-jdk-platform-logging} on the classpath,
  * Fairway's {@code System.Logger} lines arrive in SLF4J (here Logback) under the class's name.
  * Runs in its own surefire JVM (the "logging-bridge" execution in this module's pom): the JDK picks
  * its LoggerFinder once per JVM, and the other tests keep java.util.logging.

@@ -21,7 +21,7 @@ import retrofit2.http.Path;
 
 /**
  * Retrofit, as many OkHttp users call services: an interface on base URL {@code http://orders/},
- * on a client with the interceptor. The README's Retrofit snippet is this test, shortened.
+ * on a client with the interceptor. The Retrofit snippet of docs/hedging.md is this test, shortened.
  */
 class RetrofitExampleTest {
 
