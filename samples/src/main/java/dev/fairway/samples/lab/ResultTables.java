@@ -78,7 +78,7 @@ final class ResultTables {
 
   /** Fastfail: "0.42% of the requests from 0.20 s after it on (1 s at time scale 1) reached it (target: < 1%)". */
   static String failing(RunResult r, LabOptions options) {
-    double grace = options.scaled(ScenarioRun.FASTFAIL_GRACE).toNanos() / 1e9;
+    double grace = options.scaled(Scenario.FASTFAIL_GRACE).toNanos() / 1e9;
     if (Double.isNaN(r.failingShare)) {
       return String.format(Locale.ROOT, "the window ended within %.2f s of it (1 s at time scale 1)", grace);
     }

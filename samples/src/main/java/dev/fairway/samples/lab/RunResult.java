@@ -52,38 +52,58 @@ public final class RunResult {
   /** Hedges the interceptors sent during the window (the extra calls of {@code --hedge}). */
   final long hedges;
 
-  RunResult(Scenario scenario, String strategy, int users, int clients, double measuredSeconds, long completed,
-      double limitRps, double meanMs, double p50Ms, double p95Ms, double p99Ms, long errors, long retries,
-      long[] perBackend, double bucketSeconds, long[][] seriesPerBackend, long[] seriesErrors, double observedSeconds,
-      double faultAtSeconds, double restartAtSeconds, int inFlightAtKill, double recoverySeconds, double baselineShare,
-      double failingShare, String errorSummary, double p999Ms, long hedges) {
+  /** What the calls started in the window came to. */
+  record Calls(long completed, long errors, long retries, long hedges, long[] perBackend, String errorSummary) {}
+
+  /** Latency percentiles of the successful calls, in milliseconds. */
+  record Latency(double meanMs, double p50Ms, double p95Ms, double p99Ms, double p999Ms) {
+    /** From a histogram of microseconds. */
+    static Latency of(org.HdrHistogram.Histogram micros) {
+      return new Latency(
+          micros.getTotalCount() == 0 ? 0 : micros.getMean() / 1000.0,
+          micros.getValueAtPercentile(50) / 1000.0,
+          micros.getValueAtPercentile(95) / 1000.0,
+          micros.getValueAtPercentile(99) / 1000.0,
+          micros.getValueAtPercentile(99.9) / 1000.0);
+    }
+  }
+
+  /** The time series by completion time, in buckets from the window's start. */
+  record Series(double bucketSeconds, long[][] perBackend, long[] errors, double observedSeconds) {}
+
+  /** The fault and what followed it; see the fields of the same names. */
+  record Faults(double faultAtSeconds, double restartAtSeconds, int inFlightAtKill, double recoverySeconds,
+      double baselineShare, double failingShare) {}
+
+  RunResult(Scenario scenario, String strategy, int users, int clients, double measuredSeconds, double limitRps,
+      Calls calls, Latency latency, Series series, Faults faults) {
     this.scenario = scenario;
     this.strategy = strategy;
     this.users = users;
     this.clients = clients;
     this.measuredSeconds = measuredSeconds;
-    this.completed = completed;
     this.limitRps = limitRps;
-    this.meanMs = meanMs;
-    this.p50Ms = p50Ms;
-    this.p95Ms = p95Ms;
-    this.p99Ms = p99Ms;
-    this.errors = errors;
-    this.retries = retries;
-    this.perBackend = perBackend;
-    this.bucketSeconds = bucketSeconds;
-    this.seriesPerBackend = seriesPerBackend;
-    this.seriesErrors = seriesErrors;
-    this.observedSeconds = observedSeconds;
-    this.faultAtSeconds = faultAtSeconds;
-    this.restartAtSeconds = restartAtSeconds;
-    this.inFlightAtKill = inFlightAtKill;
-    this.recoverySeconds = recoverySeconds;
-    this.baselineShare = baselineShare;
-    this.failingShare = failingShare;
-    this.errorSummary = errorSummary;
-    this.p999Ms = p999Ms;
-    this.hedges = hedges;
+    this.completed = calls.completed();
+    this.errors = calls.errors();
+    this.retries = calls.retries();
+    this.hedges = calls.hedges();
+    this.perBackend = calls.perBackend();
+    this.errorSummary = calls.errorSummary();
+    this.meanMs = latency.meanMs();
+    this.p50Ms = latency.p50Ms();
+    this.p95Ms = latency.p95Ms();
+    this.p99Ms = latency.p99Ms();
+    this.p999Ms = latency.p999Ms();
+    this.bucketSeconds = series.bucketSeconds();
+    this.seriesPerBackend = series.perBackend();
+    this.seriesErrors = series.errors();
+    this.observedSeconds = series.observedSeconds();
+    this.faultAtSeconds = faults.faultAtSeconds();
+    this.restartAtSeconds = faults.restartAtSeconds();
+    this.inFlightAtKill = faults.inFlightAtKill();
+    this.recoverySeconds = faults.recoverySeconds();
+    this.baselineShare = faults.baselineShare();
+    this.failingShare = faults.failingShare();
   }
 
   public Scenario scenario() {

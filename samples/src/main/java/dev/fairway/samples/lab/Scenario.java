@@ -110,6 +110,8 @@ public enum Scenario {
   static final int SLOW_BACKEND = 0;
   /** The backend (0-based) that answers 503 in {@link #FASTFAIL}. */
   static final int FAILING_BACKEND = 1;
+  /** Fastfail's grace: calls reaching the failing backend are counted from this long (time scale 1) after the fault. */
+  static final java.time.Duration FASTFAIL_GRACE = java.time.Duration.ofSeconds(1);
 
   /** Burst starts and ends here; it is also the warm-up load of burst. */
   static final int BURST_BASE_USERS = 10;
@@ -176,6 +178,24 @@ public enum Scenario {
   /** Whether something happens to a backend during the window (kill, slowdown, fast failure). */
   boolean hasFault() {
     return killsBackend() || this == SLOWDOWN || this == FASTFAIL;
+  }
+
+  /** A fresh script of what this scenario does to its backends during one run. */
+  FaultScript faultScript() {
+    switch (this) {
+      case FAILURE:
+      case RECOVERY:
+      case ZONES:
+        return FaultScript.killBackendOne(this);
+      case SLOWDOWN:
+        return FaultScript.slowDown(this, SLOW_BACKEND, SLOWDOWN_FACTOR);
+      case FASTFAIL:
+        return FaultScript.failFast(this, FAILING_BACKEND, FASTFAIL_GRACE);
+      case JITTER:
+        return FaultScript.jitter(JITTER_PERCENT, JITTER_FACTOR, JITTER_SEED);
+      default:
+        return FaultScript.none();
+    }
   }
 
   /** Whether backend-1 is slowed down ({@link #SLOWDOWN}) at {@code fraction} of the window. */

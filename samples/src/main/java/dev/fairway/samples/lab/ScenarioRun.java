@@ -29,7 +29,6 @@ import okhttp3.Dispatcher;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.Response;
-import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
 /**
@@ -75,8 +74,6 @@ final class ScenarioRun {
    * scale a fleet's probes (50 balancers x 4 backends) would cost the machine more than its calls.
    */
   private static final Duration MIN_PROBE_INTERVAL = Duration.ofMillis(100);
-  /** Fastfail's grace: calls reaching the failing backend are counted from this long (time scale 1) after the fault. */
-  static final Duration FASTFAIL_GRACE = Duration.ofSeconds(1);
 
   /** Called every few milliseconds while a run goes on (the progress line). */
   interface Ticker {
@@ -113,6 +110,7 @@ final class ScenarioRun {
     int buckets = (int) ((windowNanos + tailNanos) / bucketNanos) + 1;
     int clientCount = options.clients(scenario);
 
+    FaultScript faults = scenario.faultScript();
     List<AutoCloseable> resources = new ArrayList<>();
     try {
       Backend[] backends = new Backend[serviceSeconds.length];
@@ -121,10 +119,8 @@ final class ScenarioRun {
             new Backend(i + 1, (long) (serviceSeconds[i] * 1e9), options.workers(), options.loadReports()).start();
         resources.add(backends[i]);
         backends[i].reportStyle(LoadReportStyle.of(options, scenario, i));
-        if (scenario == Scenario.JITTER) { // from the start: warm-up included, a steady property of the fleet
-          backends[i].jitter(Scenario.JITTER_PERCENT / 100.0, Scenario.JITTER_FACTOR, Scenario.JITTER_SEED + i);
-        }
       }
+      faults.prepare(backends);
       if (scenario == Scenario.ZONES) {
         for (int i = Scenario.ZONE_A_BACKENDS; i < backends.length; i++) {
           crossZonePorts.add(backends[i].port());
@@ -162,71 +158,28 @@ final class ScenarioRun {
       pool.openWindow(start, end);
       long retriesAtStart = retries(clients);
       long hedgesAtStart = hedgesSent(clients);
-      boolean faulted = false;
-      boolean restarted = false;
-      double faultAt = Double.NaN;
-      double restartAt = Double.NaN;
-      int inFlightAtKill = -1;
-      long graceEnd = Long.MAX_VALUE;
-      long[] receivedAfterGrace = null;
+      FaultScript.Run faultRun = new FaultScript.Run(backends, clients, options, start);
       for (long now = start; now < end; now = System.nanoTime()) {
         double f = (double) (now - start) / windowNanos;
         pool.setActive(scenario.usersAt(f, users));
-        if (scenario.killsBackend() && !faulted && !scenario.backendOneUp(f)) {
-          int before = inFlight(clients, backends[0]);
-          faultAt = (System.nanoTime() - start) / 1e9; // kill() closes the listener first thing
-          backends[0].kill();
-          // Calls picked while the server was stopping (a few ms) die with it too.
-          inFlightAtKill = Math.max(before, inFlight(clients, backends[0]));
-          faulted = true;
-        } else if (scenario.killsBackend() && faulted && !restarted && scenario.backendOneUp(f)) {
-          backends[0].restart();
-          restarted = true;
-          restartAt = (System.nanoTime() - start) / 1e9;
-        } else if (!faulted && scenario.slowAt(f)) {
-          backends[Scenario.SLOW_BACKEND].slowDown(Scenario.SLOWDOWN_FACTOR);
-          faultAt = (System.nanoTime() - start) / 1e9;
-          faulted = true;
-        } else if (!faulted && scenario.fastFailingAt(f)) {
-          backends[Scenario.FAILING_BACKEND].failFast();
-          faultAt = (System.nanoTime() - start) / 1e9;
-          graceEnd = System.nanoTime() + options.scaled(FASTFAIL_GRACE).toNanos();
-          faulted = true;
-        }
-        if (receivedAfterGrace == null && System.nanoTime() >= graceEnd) {
-          receivedAfterGrace = received(backends);
-        }
+        faults.step(f, faultRun);
         ticker.tick();
         LockSupport.parkNanos(Math.min(2_000_000L, Math.max(0, end - System.nanoTime())));
       }
-      // Fastfail: of the requests that reached any backend from the end of the grace to the end of
-      // the window, the share that reached the failing one (NaN if the window ended first).
-      double failingShare =
-          receivedAfterGrace == null
-              ? Double.NaN
-              : failingShare(receivedAfterGrace, received(backends), Scenario.FAILING_BACKEND);
+      double failingShare = faults.failingShare(backends);
       long retries = retries(clients) - retriesAtStart;
       long hedges = hedgesSent(clients) - hedgesAtStart;
 
       double bucketSeconds = bucketNanos / 1e9;
       double baseline = Double.NaN;
       double recovery = Double.NaN;
+      double faultAt = faults.faultAtSeconds();
+      double restartAt = faults.restartAtSeconds();
       if (scenario.killsBackend()) {
         baseline = baselineShare(pool.seriesPerBackend(), bucketSeconds, faultAt);
       }
       if (scenario == Scenario.RECOVERY) {
-        // The tail: keep the load on (outside the measured window) until backend-1 is back or half a
-        // window has passed.
-        long tailEnd = end + tailNanos;
-        while (System.nanoTime() < tailEnd) {
-          int complete = (int) ((System.nanoTime() - start) / bucketNanos);
-          recovery = recoverySeconds(pool.seriesPerBackend(), complete, bucketSeconds, restartAt, baseline);
-          if (!Double.isNaN(recovery)) {
-            break;
-          }
-          ticker.tick();
-          LockSupport.parkNanos(bucketNanos);
-        }
+        watchRecovery(pool, start, end + tailNanos, bucketNanos, restartAt, baseline, ticker);
       }
       double observedSeconds = (System.nanoTime() - start) / 1e9;
       if (scenario == Scenario.RECOVERY) {
@@ -236,7 +189,6 @@ final class ScenarioRun {
       pool.stop();
       pool.join(TimeUnit.SECONDS.toNanos(150)); // the calls still out belong to the window: let them end
 
-      Histogram h = pool.latency.getIntervalHistogram();
       long[] perBackend = new long[backends.length];
       long completed = 0;
       for (int i = 0; i < perBackend.length; i++) {
@@ -246,14 +198,11 @@ final class ScenarioRun {
       double limit = scenario == Scenario.ZONES
           ? Limit.averagedZonesRps(users, options.workers(), serviceSeconds[0], crossZonePenaltyNanos() / 1e9)
           : Limit.averagedRps(scenario, users, options.workers(), serviceSeconds);
-      return new RunResult(scenario, strategy, users, clientCount, windowNanos / 1e9, completed, limit,
-          h.getTotalCount() == 0 ? 0 : h.getMean() / 1000.0,
-          h.getValueAtPercentile(50) / 1000.0,
-          h.getValueAtPercentile(95) / 1000.0,
-          h.getValueAtPercentile(99) / 1000.0,
-          pool.errors.sum(), retries, perBackend, bucketSeconds, pool.seriesPerBackend(), pool.seriesErrors(),
-          observedSeconds, faultAt, restartAt, inFlightAtKill, recovery, baseline, failingShare,
-          errorSummary(pool.errorKinds), h.getValueAtPercentile(99.9) / 1000.0, hedges);
+      return new RunResult(scenario, strategy, users, clientCount, windowNanos / 1e9, limit,
+          new RunResult.Calls(completed, pool.errors.sum(), retries, hedges, perBackend, errorSummary(pool.errorKinds)),
+          RunResult.Latency.of(pool.latency.getIntervalHistogram()),
+          new RunResult.Series(bucketSeconds, pool.seriesPerBackend(), pool.seriesErrors(), observedSeconds),
+          new RunResult.Faults(faultAt, restartAt, faults.inFlightAtKill(), recovery, baseline, failingShare));
     } finally {
       for (int i = resources.size() - 1; i >= 0; i--) {
         try {
@@ -262,6 +211,23 @@ final class ScenarioRun {
           // Teardown of one part must not keep the others open.
         }
       }
+    }
+  }
+
+  /**
+   * Recovery's tail: keeps the load on (outside the measured window) until backend-1 carries its
+   * share again ({@link #recoverySeconds}) or {@code tailEnd}, whichever comes first.
+   */
+  private static void watchRecovery(Users pool, long start, long tailEnd, long bucketNanos, double restartAt,
+      double baseline, Ticker ticker) {
+    double bucketSeconds = bucketNanos / 1e9;
+    while (System.nanoTime() < tailEnd) {
+      int complete = (int) ((System.nanoTime() - start) / bucketNanos);
+      if (!Double.isNaN(recoverySeconds(pool.seriesPerBackend(), complete, bucketSeconds, restartAt, baseline))) {
+        return;
+      }
+      ticker.tick();
+      LockSupport.parkNanos(bucketNanos);
     }
   }
 
@@ -434,23 +400,6 @@ final class ScenarioRun {
     return a.compareTo(b) >= 0 ? a : b;
   }
 
-  private static long[] received(Backend[] backends) {
-    long[] out = new long[backends.length];
-    for (int i = 0; i < backends.length; i++) {
-      out[i] = backends[i].received();
-    }
-    return out;
-  }
-
-  /** Backend {@code failing}'s share of the requests that reached any backend between two counts; NaN if none did. */
-  static double failingShare(long[] before, long[] after, int failing) {
-    long all = 0;
-    for (int i = 0; i < before.length; i++) {
-      all += after[i] - before[i];
-    }
-    return all == 0 ? Double.NaN : (double) (after[failing] - before[failing]) / all;
-  }
-
   /** "3 x SocketException: Connection reset; 1 x ..." , most frequent first. */
   private static String errorSummary(Map<String, LongAdder> kinds) {
     StringBuilder sb = new StringBuilder();
@@ -459,17 +408,6 @@ final class ScenarioRun {
         .limit(3)
         .forEach(e -> sb.append(sb.length() == 0 ? "" : "; ").append(e.getValue().sum()).append(" x ").append(e.getKey()));
     return sb.toString();
-  }
-
-  /** Calls in flight to {@code backend} as all clients see them together. */
-  private static int inFlight(LabClient[] clients, Backend backend) {
-    int sum = 0;
-    for (LabClient client : clients) {
-      if (client != null) {
-        sum += client.inFlight(backend.port());
-      }
-    }
-    return sum;
   }
 
   private static void sleepUntil(long deadline, Ticker ticker) {
