@@ -63,7 +63,7 @@ final class HeldLosers {
     return count.get() == 0;
   }
 
-  /** Copies held now; for tests and the lab. */
+  /** Copies held now. */
   int held() {
     return count.get();
   }
