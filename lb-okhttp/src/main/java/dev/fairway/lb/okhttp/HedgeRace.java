@@ -128,10 +128,11 @@ final class HedgeRace extends TimerNode {
   private void runFirst(Call call) {
     first.execute();
     Throwable thrown = first.thrown;
-    if (thrown != null && !(thrown instanceof IOException || thrown instanceof RuntimeException || thrown instanceof Error)) {
+    if (undeclared(thrown)) {
       first.thrown = Failures.isInterruption(thrown)
           ? Interrupts.end(call, thrown)
-          : new UndeclaredThrowableException(thrown, "a call to " + hedging().host + " threw a checked exception it does not declare");
+          : new UndeclaredThrowableException(thrown,
+              "a call to " + hedging().host + " threw a checked exception it does not declare");
     }
     IOException failure = first.failure();
     if (failure != null && !call.isCanceled() && Interrupts.interrupted(failure)) {
@@ -336,17 +337,19 @@ final class HedgeRace extends TimerNode {
     }
     leg.execute();
     Throwable thrown = leg.thrown;
-    if (thrown != null && !(thrown instanceof IOException || thrown instanceof RuntimeException || thrown instanceof Error)) {
+    if (undeclared(thrown)) {
       if (Failures.isInterruption(thrown)) {
         InterruptedIOException interrupted = new InterruptedIOException("interrupted");
         interrupted.initCause(thrown);
         leg.thrown = interrupted; // released, not failed (Attempt#complete)
       } else {
-        leg.thrown = new UndeclaredThrowableException(thrown, "a hedge to " + hedging.host + " threw a checked exception it does not declare");
+        leg.thrown = new UndeclaredThrowableException(thrown,
+            "a hedge to " + hedging.host + " threw a checked exception it does not declare");
       }
     }
-    if (leg.thrown != null && leg.failure() == null) { // a bug in a later interceptor: the caller never sees this one, so say it here
-      LOG.log(System.Logger.Level.WARNING, "hedge of a call to " + hedging.host + " failed with a non-I/O exception", leg.thrown);
+    if (leg.thrown != null && leg.failure() == null) { // a bug in a later interceptor: the caller never sees it, so say it here
+      LOG.log(System.Logger.Level.WARNING, "hedge of a call to " + hedging.host + " failed with a non-I/O exception",
+          leg.thrown);
     }
     boolean cancelFirst = false;
     boolean late;
@@ -370,6 +373,11 @@ final class HedgeRace extends TimerNode {
     if (late) {
       leg.settle(cancelledByRace);
     }
+  }
+
+  /** A checked exception Java cannot see (OkHttp 5's connect step throws {@code InterruptedException}). */
+  private static boolean undeclared(@Nullable Throwable thrown) {
+    return thrown != null && !(thrown instanceof IOException || thrown instanceof RuntimeException || thrown instanceof Error);
   }
 
   /** No hedge from now on, unless one was sent already; true if this closed it. */
