@@ -24,7 +24,11 @@ final class Attempt implements Runnable {
   private final ServiceRoute route;
   private final CallMetrics.TargetTimers timers;
   private final long startNanos;
-  /** When the attempt was sent, by the hedging ticker; 0 on a route without hedging. */
+  /**
+   * When the attempt was sent, by the service's hedging clock; 0 on a route without hedging. The one
+   * start every hedging time of this attempt is measured from (its response time, its hold).
+   * {@link #startNanos} is the meters' own, by the registry's clock.
+   */
   private final long sentNanos;
   /** 0, or the status that makes this attempt a failure; set before the response is handed on. */
   private int failureStatus;
@@ -37,12 +41,17 @@ final class Attempt implements Runnable {
     this.route = route;
     this.timers = route.metrics.timers(pick.target());
     this.startNanos = route.metrics.startNanos();
-    Hedger.RouteHedging hedging = route.hedging;
+    ServiceHedging hedging = route.hedging;
     this.sentNanos = hedging == null ? 0 : hedging.nowNanos();
   }
 
   Target target() {
     return pick.target();
+  }
+
+  /** When the attempt was sent, by the service's hedging clock; 0 on a route without hedging. */
+  long sentNanos() {
+    return sentNanos;
   }
 
   /**
@@ -52,9 +61,9 @@ final class Attempt implements Runnable {
    */
   void responded(int code, boolean isFailure, String loadReport) {
     pick.recordLatency();
-    Hedger.RouteHedging hedging = route.hedging;
-    if (hedging != null && !hedging.losers.isEmpty()) {
-      hedging.losers.completed(pick.target(), sentNanos, hedging.nowNanos()); // the target got past what it held
+    ServiceHedging hedging = route.hedging;
+    if (hedging != null) {
+      hedging.responded(pick.target(), sentNanos); // the target got past the losing copies it held
     }
     if (loadReport != null) {
       reportLoad(loadReport);
@@ -105,15 +114,15 @@ final class Attempt implements Runnable {
     if (DONE.compareAndSet(this, 0, 1)) {
       // Timed before the slot is freed: whoever sees the target idle also sees this attempt counted.
       route.metrics.attempt(timers, CallMetrics.Outcome.CANCELLED, startNanos);
-      Hedger.RouteHedging hedging = route.hedging;
-      if (!answered && hedging != null && hedging.losers.holds()) {
+      ServiceHedging hedging = route.hedging;
+      if (!answered && hedging != null && hedging.holdsLosers()) {
         // its server most likely still works on it: the slot stays held (HeldLosers)
         pick.supersededHoldingSlot();
-        hedging.losers.hold(pick.target(), this::releaseHeld, sentNanos, hedging.nowNanos());
+        hedging.hold(pick.target(), this::releaseHeld, sentNanos);
       } else {
         pick.superseded();
-        if (answered && hedging != null && !hedging.losers.isEmpty()) {
-          hedging.losers.completed(pick.target(), sentNanos, hedging.nowNanos()); // its server got past what it held
+        if (answered && hedging != null) {
+          hedging.responded(pick.target(), sentNanos); // its server got past the losing copies it held
         }
       }
     }

@@ -36,7 +36,7 @@ final class BalancedCall {
   private final LoadBalancingInterceptor interceptor;
   private final @Nullable String affinityKey;
   private final boolean resendable;
-  private final boolean hedgeable; // the interceptor hedges, and this request may be hedged
+  private final boolean hedgeable; // the service hedges, and this request may be hedged
 
   private @Nullable Set<Target> tried; // allocated on the first retry only
   private @Nullable Response previous; // a retryable-status response, returned if no further attempt is made
@@ -54,7 +54,7 @@ final class BalancedCall {
     this.interceptor = interceptor;
     this.affinityKey = interceptor.affinityKey == null ? null : interceptor.affinityKey.apply(request);
     this.resendable = RetryPolicy.isResendable(request);
-    this.hedgeable = interceptor.hedger != null && RetryPolicy.isHedgeable(request);
+    this.hedgeable = route.hedging != null && RetryPolicy.isHedgeable(request);
   }
 
   Response proceed() throws IOException {
@@ -62,13 +62,7 @@ final class BalancedCall {
       // OkHttp would fail it anyway (its connect step or Okio's first write): take no slot at all.
       throw new InterruptedIOException("interrupted");
     }
-    route.budget.deposit();
-    if (route.hedging != null) {
-      route.hedging.counts.call();
-      if (hedgeable) {
-        route.hedging.budget.deposit();
-      }
-    }
+    route.callStarted(hedgeable);
     try {
       for (;;) {
         if (attempts > 0 && Thread.currentThread().isInterrupted()) {
@@ -141,20 +135,31 @@ final class BalancedCall {
     }
     Attempt answered = attempt; // the hedge, if a hedge answered for this attempt
     try {
-      Hedger hedger = attempts == 1 ? interceptor.hedger : null;
-      long hedgeDelay = hedger != null ? hedgeDelayNanos(hedger, attempt) : -1;
-      if (hedger == null || hedgeDelay < 0) {
-        response = send(attempt);
+      if (!hedgeable) {
+        response = chain.proceed(rewrite(request, attempt.target()));
       } else {
-        HedgedAttempt hedged = new HedgedAttempt(this, route, hedger, attempt);
-        try {
-          response = hedged.race(hedgeDelay);
-          answered = hedged.chosen();
-        } finally {
-          Target hedge = hedged.hedgeTarget();
-          if (hedge != null) { // a hedge counts as an attempt on a target this call tried
-            attempts++;
-            tried = tried(hedge);
+        ServiceHedging hedging = hedging();
+        long delay = -1; // a retry is never hedged
+        if (attempts == 1) {
+          hedging.maintain(attempt.target(), attempt.sentNanos());
+          delay = hedging.delayNanos(attempt.target());
+        }
+        if (delay < 0) { // a retry, or no delay known yet: sent here, and a percentile delay learns from its time
+          response = chain.proceed(rewrite(request, attempt.target()));
+          if (!interceptor.policy.isFailure(response.code())) {
+            hedging.recordResponse(attempt);
+          }
+        } else { // the attempt's pick moves to the race's first leg
+          HedgeRace race = new HedgeRace(this, attempt);
+          try {
+            response = race.race(delay);
+            answered = race.chosen();
+          } finally {
+            Target hedge = race.hedgeTarget();
+            if (hedge != null) { // a hedge counts as an attempt on a target this call tried
+              attempts++;
+              tried = tried(hedge);
+            }
           }
         }
       }
@@ -190,38 +195,22 @@ final class BalancedCall {
     return null;
   }
 
-  /** Sends {@code attempt} through the rest of the chain on this thread. */
-  private Response send(Attempt attempt) throws IOException {
-    Hedger hedger = interceptor.hedger;
-    Hedger.RouteHedging hedging = route.hedging;
-    if (!hedgeable || hedger == null || hedging == null || hedging.window == null) {
-      return chain.proceed(rewrite(request, attempt.target()));
-    }
-    // Hedging by percentile learns from unhedged first attempts too (until it has enough samples).
-    long start = hedger.ticker.getAsLong();
-    Response response = chain.proceed(rewrite(request, attempt.target()));
-    if (!interceptor.policy.isFailure(response.code())) {
-      hedger.recordLatency(hedging, attempt.target(), hedger.ticker.getAsLong() - start);
-    }
-    return response;
-  }
-
-  /**
-   * The hedge delay of the first attempt of a hedgeable call, or -1 to send it plainly: not
-   * hedgeable, or no delay known yet. When hedged, the attempt's pick moves to the race's first leg.
-   */
-  private long hedgeDelayNanos(Hedger hedger, Attempt attempt) {
-    Hedger.RouteHedging hedging = route.hedging;
-    if (!hedgeable || hedging == null) {
-      return -1;
-    }
-    long delay = hedger.hedgeDelayNanos(hedging, attempt.target(), hedger.ticker.getAsLong());
-    return delay < 0 ? -1 : delay;
-  }
-
   /** The caller's call. */
   Call call() {
     return call;
+  }
+
+  ServiceRoute route() {
+    return route;
+  }
+
+  /** The service's hedging; only for a hedgeable call. */
+  ServiceHedging hedging() {
+    ServiceHedging hedging = route.hedging;
+    if (hedging == null) {
+      throw new IllegalStateException("a race on " + route.host + ", which does not hedge");
+    }
+    return hedging;
   }
 
   @Nullable String affinityKey() {

@@ -48,7 +48,7 @@ class CallMetrics implements LoadBalancerListener {
   static final String HEDGE_SENT = "sent";
   static final String HEDGE_WON = "won";
   static final String HEDGE_BUDGET_EXHAUSTED = "budget_exhausted";
-  /** No hedge: no target but the first copy's had a free worker ({@link Hedger#pickHedge}). */
+  /** No hedge: no target but the first copy's had a free worker ({@link ServiceHedging#chooseHedge}). */
   static final String HEDGE_NO_CAPACITY = "no_capacity";
 
   long startNanos() {
@@ -74,7 +74,7 @@ class CallMetrics implements LoadBalancerListener {
   void hedge(String result) {}
 
   /** The interceptor hedges calls of this service: registers the extra-load gauge. */
-  void hedging(Hedger.RouteHedging hedging) {}
+  void hedging(ServiceHedging hedging) {}
 
   /** A load report header was read: {@code parsed}, or malformed (and ignored). */
   void loadReport(boolean parsed) {}
@@ -224,8 +224,8 @@ class CallMetrics implements LoadBalancerListener {
     }
 
     @Override
-    void hedging(Hedger.RouteHedging hedging) {
-      extraLoad = Gauge.builder("fairway.hedges.extra.load", hedging, Hedger.RouteHedging::extraLoad)
+    void hedging(ServiceHedging hedging) {
+      extraLoad = Gauge.builder("fairway.hedges.extra.load", hedging, ServiceHedging::extraLoad)
           .description("Hedges sent per call of the service over the last 10 s (0.05 = 5% extra calls)")
           .tag("service", service)
           .strongReference(true)

@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * when its delay has passed, unless the race disarmed it first. Most timers are disarmed (the first
  * copy answered in time), so arming and disarming are what must be cheap: arming is one
  * compare-and-set on a stack of new timers, with no object allocated (the race is its own timer
- * entry) and no wake-up of the timer thread while it is active; disarming a timer the thread has
+ * entry, a {@link TimerNode}) and no wake-up of the timer thread while it is active; disarming a timer the thread has
  * not taken in yet is nothing at all (the race's state already says "no hedge"), and one more
  * compare-and-set otherwise, so that a disarmed timer leaves the thread's queue within a tick.
  *
@@ -24,9 +24,10 @@ import org.jspecify.annotations.Nullable;
  * its delay, later only when the thread waits for a CPU. After {@link #IDLE_NANOS} without a new
  * timer it parks until the next one arrives (the only arm that costs a wake-up).
  *
- * <p>The same ticks end the holds of losing copies ({@link HeldLosers}): a route that holds a copy
- * asks to be watched ({@link #watch}), and every pass expires its holds until it holds nothing, so a
- * hold ends on time though no call comes. The thread does not park while anything is held.
+ * <p>The same ticks run the maintenance of services that hold losing copies: a service that holds a
+ * copy asks to be watched ({@link #watch}), and every pass calls its {@link ServiceHedging#tick}
+ * until it holds nothing, so a hold ends on time though no call comes. The thread does not park
+ * while anything is held.
  *
  * <p>The queue (a binary heap by deadline, each entry knowing its index) is touched by the timer
  * thread only. Thread-safe.
@@ -42,15 +43,15 @@ final class HedgeTimer implements Hedger.Scheduler {
 
   private final @Nullable String threadName; // null: no thread, tests call runDue by hand
   private final LongSupplier ticker;
-  private final AtomicReference<@Nullable HedgedAttempt> arrived = new AtomicReference<>(); // a stack, linked by timerNext
-  private final AtomicReference<@Nullable HedgedAttempt> disarmed = new AtomicReference<>(); // linked by timerDisarmedNext
+  private final AtomicReference<@Nullable TimerNode> arrived = new AtomicReference<>(); // a stack, linked by timerNext
+  private final AtomicReference<@Nullable TimerNode> disarmed = new AtomicReference<>(); // linked by timerDisarmedNext
   private volatile @Nullable Thread thread;
   private volatile boolean parked; // the thread parks without a deadline: an arm must wake it
-  /** Routes holding losing copies: expired on every pass until they hold none. */
-  private final Set<HeldLosers> holding = ConcurrentHashMap.newKeySet();
+  /** Services holding losing copies: maintained on every pass until they hold none. */
+  private final Set<ServiceHedging> holding = ConcurrentHashMap.newKeySet();
 
   // Owned by the timer thread.
-  private HedgedAttempt[] heap = new HedgedAttempt[64];
+  private TimerNode[] heap = new TimerNode[64];
   private int size;
 
   HedgeTimer(@Nullable String threadName, LongSupplier ticker) {
@@ -59,13 +60,13 @@ final class HedgeTimer implements Hedger.Scheduler {
   }
 
   @Override
-  public void arm(HedgedAttempt race, long delayNanos) {
-    race.timerDeadline = ticker.getAsLong() + delayNanos;
-    HedgedAttempt head;
+  public void arm(TimerNode node, long delayNanos) {
+    node.timerDeadline = ticker.getAsLong() + delayNanos;
+    TimerNode head;
     do {
       head = arrived.get();
-      race.timerNext = head;
-    } while (!arrived.compareAndSet(head, race));
+      node.timerNext = head;
+    } while (!arrived.compareAndSet(head, node));
     Thread t = thread;
     if (t == null) {
       if (threadName != null) {
@@ -77,21 +78,21 @@ final class HedgeTimer implements Hedger.Scheduler {
   }
 
   @Override
-  public void disarm(HedgedAttempt race) {
-    // The race closed its state before calling this, and the timer thread marks an entry queued
+  public void disarm(TimerNode node) {
+    // The node's owner closed its state before calling this, and the timer thread marks an entry queued
     // before it reads that state: one of the two sees the other, so a queued entry is never missed.
-    if (race.timerQueued) {
-      HedgedAttempt head;
+    if (node.timerQueued) {
+      TimerNode head;
       do {
         head = disarmed.get();
-        race.timerDisarmedNext = head;
-      } while (!disarmed.compareAndSet(head, race));
+        node.timerDisarmedNext = head;
+      } while (!disarmed.compareAndSet(head, node));
     }
   }
 
   @Override
-  public void watch(HeldLosers losers) {
-    holding.add(losers);
+  public void watch(ServiceHedging hedging) {
+    holding.add(hedging);
     Thread t = thread;
     if (t == null) {
       if (threadName != null) {
@@ -148,31 +149,29 @@ final class HedgeTimer implements Hedger.Scheduler {
     return any;
   }
 
-  /** Ends the holds that are over; stops watching a route that holds nothing. */
+  /** Runs the watched services' maintenance; stops watching a service that holds nothing. */
   private void expireHolds() {
     // A concurrent set: removing and adding while iterating is safe, and an element added now may
     // or may not be seen by this pass (the next one sees it).
-    for (Iterator<HeldLosers> it = holding.iterator(); it.hasNext(); ) {
-      HeldLosers losers = it.next();
+    for (Iterator<ServiceHedging> it = holding.iterator(); it.hasNext(); ) {
+      ServiceHedging hedging = it.next();
       boolean stillHolding;
       try {
-        stillHolding = losers.tick();
+        stillHolding = hedging.tick();
       } catch (RuntimeException e) { // the timer must outlive whatever one release does
         LOG.log(System.Logger.Level.WARNING, "releasing held hedge copies failed", e);
-        stillHolding = !losers.isEmpty();
+        stillHolding = hedging.heldLosers() > 0;
       }
       if (!stillHolding) {
-        it.remove(); // before the flag is cleared: a hold that sets it again adds the route back
-        losers.watched.set(false);
-        // A copy held since tick() read the count saw watched still set and did not ask again.
-        if (!losers.isEmpty() && losers.watched.compareAndSet(false, true)) {
-          holding.add(losers);
+        it.remove(); // before the service hears of it: a hold from now on adds it back
+        if (hedging.unwatched()) {
+          holding.add(hedging);
         }
       }
     }
   }
 
-  /** Routes whose holds this timer ends; for tests. */
+  /** Services whose holds this timer ends; for tests. */
   int watching() {
     return holding.size();
   }
@@ -184,68 +183,68 @@ final class HedgeTimer implements Hedger.Scheduler {
 
   /** Moves new timers into the heap, dropping those disarmed meanwhile; true if there were any. */
   private boolean takeArrivals() {
-    HedgedAttempt race = arrived.getAndSet(null);
-    boolean any = race != null;
-    while (race != null) {
-      HedgedAttempt next = race.timerNext;
-      race.timerNext = null;
-      race.timerQueued = true;
-      if (race.hedgePending()) {
-        add(race);
+    TimerNode node = arrived.getAndSet(null);
+    boolean any = node != null;
+    while (node != null) {
+      TimerNode next = node.timerNext;
+      node.timerNext = null;
+      node.timerQueued = true;
+      if (node.pending()) {
+        add(node);
       } else {
-        race.timerQueued = false;
+        node.timerQueued = false;
       }
-      race = next;
+      node = next;
     }
     return any;
   }
 
   private void takeDisarmed() {
-    HedgedAttempt race = disarmed.getAndSet(null);
-    while (race != null) {
-      HedgedAttempt next = race.timerDisarmedNext;
-      race.timerDisarmedNext = null;
-      if (race.timerIndex >= 0) {
-        remove(race.timerIndex);
+    TimerNode node = disarmed.getAndSet(null);
+    while (node != null) {
+      TimerNode next = node.timerDisarmedNext;
+      node.timerDisarmedNext = null;
+      if (node.timerIndex >= 0) {
+        remove(node.timerIndex);
       }
-      race = next;
+      node = next;
     }
   }
 
-  private static void fire(HedgedAttempt race) {
-    if (!race.hedgePending()) {
+  private static void fire(TimerNode node) {
+    if (!node.pending()) {
       return;
     }
     try {
-      race.run();
-    } catch (Throwable t) { // the timer must outlive whatever one race does
+      node.run();
+    } catch (Throwable t) { // the timer must outlive whatever one node does
       LOG.log(System.Logger.Level.WARNING, "hedge timer task failed", t);
     }
   }
 
-  private void add(HedgedAttempt race) {
+  private void add(TimerNode node) {
     if (size == heap.length) {
       heap = Arrays.copyOf(heap, size * 2);
     }
     int i = size++;
-    heap[i] = race;
-    race.timerIndex = i;
+    heap[i] = node;
+    node.timerIndex = i;
     siftUp(i);
   }
 
-  private HedgedAttempt poll() {
-    HedgedAttempt first = heap[0];
+  private TimerNode poll() {
+    TimerNode first = heap[0];
     remove(0);
     return first;
   }
 
   private void remove(int i) {
-    HedgedAttempt removed = heap[i];
+    TimerNode removed = heap[i];
     removed.timerIndex = -1;
     removed.timerQueued = false;
     int last = --size;
     if (i != last) {
-      HedgedAttempt moved = heap[last];
+      TimerNode moved = heap[last];
       heap[i] = moved;
       moved.timerIndex = i;
       heap[last] = null;
@@ -262,23 +261,23 @@ final class HedgeTimer implements Hedger.Scheduler {
   }
 
   private void siftUp(int i) {
-    HedgedAttempt race = heap[i];
+    TimerNode node = heap[i];
     while (i > 0) {
       int parent = (i - 1) >>> 1;
-      HedgedAttempt p = heap[parent];
-      if (p.timerDeadline - race.timerDeadline <= 0) {
+      TimerNode p = heap[parent];
+      if (p.timerDeadline - node.timerDeadline <= 0) {
         break;
       }
       heap[i] = p;
       p.timerIndex = i;
       i = parent;
     }
-    heap[i] = race;
-    race.timerIndex = i;
+    heap[i] = node;
+    node.timerIndex = i;
   }
 
   private void siftDown(int i) {
-    HedgedAttempt race = heap[i];
+    TimerNode node = heap[i];
     int half = size >>> 1;
     while (i < half) {
       int child = 2 * i + 1;
@@ -286,16 +285,16 @@ final class HedgeTimer implements Hedger.Scheduler {
       if (right < size && heap[right].timerDeadline - heap[child].timerDeadline < 0) {
         child = right;
       }
-      HedgedAttempt c = heap[child];
-      if (race.timerDeadline - c.timerDeadline <= 0) {
+      TimerNode c = heap[child];
+      if (node.timerDeadline - c.timerDeadline <= 0) {
         break;
       }
       heap[i] = c;
       c.timerIndex = i;
       i = child;
     }
-    heap[i] = race;
-    race.timerIndex = i;
+    heap[i] = node;
+    node.timerIndex = i;
   }
 
   /** Timers in the queue; for tests of a timer without a thread. */

@@ -9,7 +9,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
-import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -18,17 +17,18 @@ import org.jspecify.annotations.Nullable;
  * connection, and few servers notice before they answer. Each keeps its in-flight slot on its
  * target until a copy that was sent to the same target <em>after</em> it completes (a server that
  * serves in order has then got to it), or until the policy's hold ({@link
- * HedgingPolicy#withLoserHold}, 10 s by default) passed; with a hold of 0 nothing is held. A hold
- * ends on time whether or not more calls come: while anything is held, the hedge timer ({@link
- * HedgeTimer}), which ticks anyway while hedges are armed, calls {@link #expire} on every tick.
- * When the route's balancer closes, every held copy is released ({@link #releaseAll}) and copies
- * that lose later are not held.
+ * HedgingPolicy#withLoserHold}) passed; with a hold of 0 nothing is held. When the service's
+ * balancer closes, every held copy is released ({@link #releaseAll}) and copies that lose later
+ * are not held.
+ *
+ * <p>Driven by {@link ServiceHedging} alone, which also makes a hold end on time whether or not more
+ * calls come: while anything is held, the hedge timer's ticks call {@link #expire} through it.
  *
  * <p>Why: releasing the slot at the cancel hides that work from the balancer. At saturation the
  * target whose calls were hedged then looks free, gets more calls, and its queue grows behind work
  * nobody waits for; more of its calls pass the hedge delay, more are hedged, and the queue grows
- * faster (the lab's {@code slowdown}: with hedges also let into busy targets and the slot freed
- * at the cancel, p99.9 rose from 0.4-0.5 s without hedging to 0.6-3.4 s, 6 of 7 runs over 1 s). Holding the slot keeps the balancer's count of the target's load what the target
+ * faster (the lab's {@code slowdown} scenario shows this runaway when the slot is freed at the
+ * cancel). Holding the slot keeps the balancer's count of the target's load what the target
  * really carries. The copy's lower bound of latency is recorded at the cancel ({@link
  * dev.fairway.lb.Pick#supersededHoldingSlot}), not at the release: a target that gets no later call
  * would otherwise read as slow as the whole hold, and be avoided for it.
@@ -48,34 +48,10 @@ final class HeldLosers {
       AtomicLongFieldUpdater.newUpdater(HeldLosers.class, "nextExpiryNanos");
   private volatile long nextExpiryNanos = Long.MAX_VALUE; // no copy is held past it unchecked
   private final AtomicBoolean expiring = new AtomicBoolean();
-  /** Set while the scheduler expires this on its ticks; cleared by the scheduler once nothing is held. */
-  final AtomicBoolean watched = new AtomicBoolean();
-  private final Hedger.@Nullable Scheduler scheduler; // null: holds end only when calls come (tests)
-  private final LongSupplier ticker; // the route's hedging clock, which the held times are in
   private volatile boolean closed;
 
-  /** Holds end when calls come; for tests. */
   HeldLosers(long maxHoldNanos) {
-    this(maxHoldNanos, System::nanoTime, null);
-  }
-
-  /**
-   * Holds end on {@code scheduler}'s ticks ({@link Hedger.Scheduler#watch}) by {@code ticker}, the
-   * clock of the times given to {@link #hold}, and when calls come.
-   */
-  HeldLosers(long maxHoldNanos, LongSupplier ticker, Hedger.@Nullable Scheduler scheduler) {
     this.maxHoldNanos = maxHoldNanos;
-    this.ticker = ticker;
-    this.scheduler = scheduler;
-  }
-
-  /**
-   * One tick of the scheduler that watches this: releases the copies whose hold is over; true while
-   * copies are still held.
-   */
-  boolean tick() {
-    expire(ticker.getAsLong());
-    return !isEmpty();
   }
 
   /** False when the policy's hold is 0: a loser's slot is then freed at the cancel. */
@@ -87,16 +63,17 @@ final class HeldLosers {
     return count.get() == 0;
   }
 
-  /** Copies held now; for tests and the lab. */
+  /** Copies held now. */
   int held() {
     return count.get();
   }
 
   /**
    * Holds the slot of a losing copy sent to {@code target} at {@code sentNanos}, from {@code
-   * nowNanos}, until {@code release} is run for it (once).
+   * nowNanos}, until {@code release} is run for it (once). True if the copy is held now; false if
+   * it was released at once (the target left, or the balancer closed).
    */
-  void hold(Target target, Runnable release, long sentNanos, long nowNanos) {
+  boolean hold(Target target, Runnable release, long sentNanos, long nowNanos) {
     long until = nowNanos + maxHoldNanos;
     ArrayDeque<Held> queue = byTarget.computeIfAbsent(target, t -> new ArrayDeque<>());
     boolean held = false;
@@ -110,18 +87,14 @@ final class HeldLosers {
     }
     if (!held) {
       release.run();
-      return;
+      return false;
     }
     expireBy(until);
     if (closed) { // closed while this was added: releaseAll may have missed it
       releaseAll();
-      return;
+      return false;
     }
-    // After the count went up: a scheduler that clears the flag reads the count again afterwards.
-    Hedger.Scheduler s = scheduler;
-    if (s != null && watched.compareAndSet(false, true)) {
-      s.watch(this);
-    }
+    return true;
   }
 
   /** Lowers the time of the next expiry check to {@code nanos} if it is later. */

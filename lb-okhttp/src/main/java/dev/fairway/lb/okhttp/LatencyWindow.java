@@ -12,14 +12,16 @@ import org.HdrHistogram.Recorder;
  * no allocation: the range is fixed at 1 µs .. 60 s, 2 significant digits, longer times are counted
  * as 60 s). The first caller that notices a refresh is due moves what the recorder holds into the
  * current slice of a ring of {@value #SLICES} slices of {@value #SLICE_SECONDS} s and recomputes the
- * percentile over the ring, so the delay follows the last ~10 s. The delay is -1 (no hedging) until
+ * percentile over the ring, so the delay follows the last ~10 s. Refreshing is maintenance, asked
+ * for by name ({@link #refreshIfDue}); reading the delay, the median and the tail wait is a plain
+ * volatile read of what the last refresh found. The delay is -1 (no hedging) until
  * the ring holds {@link HedgingPolicy#MIN_SAMPLES} values; meanwhile refreshes come every 200 ms so
  * hedging starts as soon as it may, after that every {@value #SLICE_SECONDS} s. Time comes from the
  * injected ticker, so tests move it by hand.
  *
  * <p>Memory: 9 histograms of about 20 KB each ({@link #SERVICE_DIGITS}), 180 KB per service (the recorder's two, the ring's
  * five, one interval, one sum). Thread-safe: recording is wait-free; a refresh runs on one caller at
- * a time (the others go on with the previous delay) and adds up about 2,500 counts per slice.
+ * a time (the others go on with the previous delay) and adds up every slice's counts.
  */
 final class LatencyWindow {
   static final int SLICE_SECONDS = 2;
@@ -33,7 +35,7 @@ final class LatencyWindow {
   /** Significant digits of a service's window. */
   static final int SERVICE_DIGITS = 2;
   /**
-   * Significant digits of a target's window ({@link Hedger.RouteHedging#delayNanos(Target, long)}):
+   * Significant digits of a target's window ({@link ServiceHedging#delayNanos(dev.fairway.lb.Target)}):
    * one, a resolution of about 6%, at 3.4 KB a histogram instead of 21 (31 KB per target instead of
    * 189): a service may have hundreds of targets, and a hedge delay needs no finer grain.
    */
@@ -77,8 +79,11 @@ final class LatencyWindow {
     recorder.recordValue(micros);
   }
 
-  /** The hedge delay in nanoseconds as of {@code nowNanos}, or -1 while too few responses are known. */
-  long delayNanos(long nowNanos) {
+  /**
+   * Takes in what was recorded and recomputes the percentile, if a refresh is due at {@code
+   * nowNanos}. One caller at a time; the others go on at once.
+   */
+  void refreshIfDue(long nowNanos) {
     if (nowNanos - nextRefreshNanos >= 0 && refreshing.compareAndSet(false, true)) {
       try {
         refresh(nowNanos);
@@ -86,6 +91,10 @@ final class LatencyWindow {
         refreshing.set(false);
       }
     }
+  }
+
+  /** The hedge delay in nanoseconds as of the last refresh, or -1 while too few responses are known. */
+  long delayNanos() {
     return delayNanos;
   }
 
@@ -123,7 +132,7 @@ final class LatencyWindow {
     if (nowNanos - createdNanos < SLICES * SLICE_NANOS) {
       return false;
     }
-    delayNanos(nowNanos);
+    refreshIfDue(nowNanos);
     return samples() == 0; // a value recorded since the last refresh may be lost with it: one response
   }
 

@@ -133,8 +133,8 @@ public final class LoadBalancingInterceptor implements Interceptor {
     for (Map.Entry<String, LoadBalancer> e : b.services.entrySet()) {
       LoadBalancer lb = e.getValue();
       CallMetrics metrics = lb.meterRegistry().map(r -> CallMetrics.micrometer(r, lb.service())).orElse(CallMetrics.NOOP);
-      RetryBudget budget = new RetryBudget(b.percentCanRetry(), b.minRetriesPerSecond(), b.ticker);
-      built.put(e.getKey(), new ServiceRoute(e.getKey(), lb, budget, metrics, hedger == null ? null : hedger.forRoute()));
+      AttemptBudget budget = new AttemptBudget(b.percentCanRetry(), b.minRetriesPerSecond(), b.ticker);
+      built.put(e.getKey(), new ServiceRoute(e.getKey(), lb, budget, metrics, hedger));
     }
     this.routes = Map.copyOf(built);
     this.onlyRoute = built.size() == 1 ? built.values().iterator().next() : null;

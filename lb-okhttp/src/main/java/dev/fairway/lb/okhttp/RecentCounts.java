@@ -5,7 +5,7 @@ import java.util.function.LongSupplier;
 
 /**
  * Calls and hedges of one service over the last {@value #SLICES} seconds, for the extra-load gauge:
- * one-second slices stamped with their second and reset when reused, as {@link RetryBudget} keeps
+ * one-second slices stamped with their second and reset when reused, as {@link AttemptBudget} keeps
  * its tokens. Lock-free and allocation-free; a reset racing with an increment may drop that
  * increment, which a gauge can afford.
  */

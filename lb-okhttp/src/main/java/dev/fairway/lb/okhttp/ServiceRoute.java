@@ -8,7 +8,7 @@ import okhttp3.HttpUrl;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One logical host of an interceptor: its balancer, retry budget, meters and target URLs. Listens
+ * One logical host of an interceptor: its balancer, retry budget, meters, target URLs and hedging. Listens
  * to the balancer so that a departed target's meters and URLs go with it. Thread-safe.
  */
 final class ServiceRoute implements LoadBalancerListener {
@@ -16,19 +16,19 @@ final class ServiceRoute implements LoadBalancerListener {
 
   final String host;
   final LoadBalancer loadBalancer;
-  final RetryBudget budget;
+  final AttemptBudget budget;
   final CallMetrics metrics;
   final TargetUrls urls = new TargetUrls();
-  final Hedger.@Nullable RouteHedging hedging; // null when the interceptor does not hedge
+  final @Nullable ServiceHedging hedging; // null when the interceptor does not hedge
   private final AtomicBoolean leakLogged = new AtomicBoolean();
 
-  ServiceRoute(String host, LoadBalancer loadBalancer, RetryBudget budget, CallMetrics metrics,
-      Hedger.@Nullable RouteHedging hedging) {
+  ServiceRoute(String host, LoadBalancer loadBalancer, AttemptBudget budget, CallMetrics metrics,
+      @Nullable Hedger hedger) {
     this.host = host;
-    this.hedging = hedging;
     this.loadBalancer = loadBalancer;
     this.budget = budget;
     this.metrics = metrics;
+    this.hedging = hedger == null ? null : hedger.forService(host, loadBalancer, metrics, budget);
     if (hedging != null) {
       metrics.hedging(hedging);
     }
@@ -40,7 +40,7 @@ final class ServiceRoute implements LoadBalancerListener {
     urls.forget(target);
     metrics.targetRemoved(target);
     if (hedging != null) {
-      hedging.losers.forget(target);
+      hedging.targetRemoved(target);
     }
   }
 
@@ -49,7 +49,18 @@ final class ServiceRoute implements LoadBalancerListener {
     urls.clear();
     metrics.closed();
     if (hedging != null) {
-      hedging.losers.releaseAll(); // nothing held outlives the balancer
+      hedging.closed(); // nothing held outlives the balancer
+    }
+  }
+
+  /**
+   * A call of this service begins: it pays into the retry budget, and into hedging's counts and
+   * budget when the service hedges.
+   */
+  void callStarted(boolean hedgeable) {
+    budget.deposit();
+    if (hedging != null) {
+      hedging.callStarted(hedgeable);
     }
   }
 

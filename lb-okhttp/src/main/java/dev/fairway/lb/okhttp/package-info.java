@@ -1,13 +1,54 @@
 /**
  * OkHttp integration: {@link dev.fairway.lb.okhttp.LoadBalancingInterceptor} sends each call to a
  * logical host (say {@code http://orders/...}) to a target chosen by that service's
- * {@link dev.fairway.lb.LoadBalancer}, retries on another target when that is safe, and reports every
- * outcome back to the balancer.
+ * {@link dev.fairway.lb.LoadBalancer}, retries on another target when that is safe, hedges a slow
+ * call when asked to, and reports every outcome back to the balancer.
  *
  * <p>Public API: {@link dev.fairway.lb.okhttp.LoadBalancingInterceptor},
  * {@link dev.fairway.lb.okhttp.AffinityKey}, {@link dev.fairway.lb.okhttp.HttpHealthProbe},
  * {@link dev.fairway.lb.okhttp.Idempotency} and {@link dev.fairway.lb.okhttp.HedgingPolicy}. Every
  * package-private class here is an implementation detail and may change.
+ *
+ * <h2>A map of the package</h2>
+ *
+ * <ul>
+ *   <li>Wiring: {@code LoadBalancingInterceptor} (the builder; one {@code ServiceRoute} per logical
+ *       host) and {@code ServiceRoute} (one service: its balancer, its {@code AttemptBudget}, its
+ *       {@code CallMetrics}, its {@code TargetUrls}, and its {@code ServiceHedging} when the
+ *       interceptor hedges; listens to the balancer so that a departed target's state goes).
+ *   <li>One call: {@code BalancedCall} (the loop: pick, send, decide, retry; it owns the call's
+ *       state) with {@code RetryPolicy} (its small pure decisions: resendable, hedgeable, which
+ *       failure or status is retried, the backoff) and {@code Sleeper} (the backoff's wait). Each
+ *       attempt is an {@code Attempt}, the only place a pick is completed and its timing recorded,
+ *       and a tracked body ({@code TrackedResponseBody}) completes it when the caller is done.
+ *       {@code Interrupts} ends a call whose caller was interrupted.
+ *   <li>Budgets: {@code AttemptBudget} (Finagle's retry budget: tokens for attempts beyond the
+ *       first). Retries draw on the route's; hedges on their own and the route's.
+ *   <li>Hedging, one owner per service: {@code ServiceHedging} makes the three decisions (the delay,
+ *       a pure read; the hedge's target; what outcomes teach) over {@code LatencyWindow} (a
+ *       percentile of recent response times, the service's and each target's), {@code
+ *       RecentCounts} (the extra-load gauge) and {@code HeldLosers} (losing copies whose slots stay
+ *       held; driven by {@code ServiceHedging} alone). {@code Hedger} is what an interceptor's
+ *       services share: the policy, the timer, the hedge pool and the clock.
+ *   <li>The race: {@code HedgeRace} holds one hedged call's race state and nothing else; each copy
+ *       is a {@code RaceLeg} (a tagged clone of the caller's call, its attempt and its outcome).
+ *       {@code HedgeTimer} (one thread for the JVM) fires races, each a {@code TimerNode}, so arming
+ *       allocates nothing.
+ *   <li>{@code CallMetrics}: the {@code fairway.*} meters of calls, retries and hedges, a no-op
+ *       without a registry. {@code TargetUrls}: each target's canonical base URL.
+ *       {@code AffinityKeys}: the parsing behind {@code AffinityKey}.
+ * </ul>
+ *
+ * <p>A call flows: {@code BalancedCall} pays into the budgets, picks, and sends its attempt. A
+ * hedgeable call's first attempt first runs {@code ServiceHedging.maintain} (holds that are over
+ * end, windows due are refreshed) and reads {@code ServiceHedging.delayNanos}; with a delay known,
+ * a {@code HedgeRace} arms the timer and runs the first leg on the caller's thread. If the timer
+ * fires first, the hedge pool asks {@code ServiceHedging.chooseHedge} for a target and both budgets
+ * for a token, and runs the hedge as the second leg. The race returns the first usable response and
+ * ends in one {@code finally} that disarms the timer and settles the other leg: released, failed,
+ * or held by {@code HeldLosers} while its server presumably still works on it. Maintenance runs by
+ * name: {@code ServiceHedging.maintain} on the call path, {@code ServiceHedging.tick} on the
+ * timer's ticks while copies are held.
  *
  * <p>Nullness: {@link org.jspecify.annotations.NullMarked}, as {@code dev.fairway.lb}: nothing is null
  * unless annotated {@link org.jspecify.annotations.Nullable}.

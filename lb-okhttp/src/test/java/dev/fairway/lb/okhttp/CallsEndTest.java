@@ -43,18 +43,18 @@ class CallsEndTest {
 
   private final Closer closer = new Closer();
   /** The races armed by {@link #byHand}, in order. */
-  private final List<HedgedAttempt> armed = new ArrayList<>();
+  private final List<TimerNode> armed = new ArrayList<>();
   private final List<Thread> callers = new ArrayList<>();
 
   /** Arms nothing: the test fires a race's hedge itself ({@link #fireHedge}), on its own thread. */
   private final Hedger.Scheduler byHand = new Hedger.Scheduler() {
     @Override
-    public synchronized void arm(HedgedAttempt race, long delayNanos) {
+    public synchronized void arm(TimerNode race, long delayNanos) {
       armed.add(race);
     }
 
     @Override
-    public void disarm(HedgedAttempt race) {}
+    public void disarm(TimerNode race) {}
   };
   private static final Executor DIRECT = Runnable::run;
 
@@ -84,7 +84,7 @@ class CallsEndTest {
 
   /** Fires the hedge timer of the {@code i}th hedgeable call, as if its delay had passed, on this thread. */
   private void fireHedge(int i) {
-    HedgedAttempt race;
+    TimerNode race;
     synchronized (byHand) {
       race = armed.get(i);
     }
@@ -345,7 +345,7 @@ class CallsEndTest {
     } finally {
       hedgeGate.countDown();
     }
-    assertThat(lbi(client).route("orders").hedging.losers.held()).isZero();
+    assertThat(lbi(client).route("orders").hedging.heldLosers()).isZero();
     assertNextCallSucceeds(client);
   }
 
@@ -458,7 +458,7 @@ class CallsEndTest {
 
       assertThat(thrown.get()).isInstanceOf(IOException.class);
       assertIdleAndHealthy(lb);
-      assertThat(lbi(client).route("orders").hedging.losers.held()).as("copies held").isZero();
+      assertThat(lbi(client).route("orders").hedging.heldLosers()).as("copies held").isZero();
     } finally {
       gate.countDown();
     }
@@ -484,7 +484,7 @@ class CallsEndTest {
         assertThat(response.body().string()).as("the hedge won").startsWith("s").isNotEqualTo("slow");
       }
       // No call after this one: only the timer can end the hold.
-      eventually("the held copy released", () -> lbi.route("orders").hedging.losers.held() == 0);
+      eventually("the held copy released", () -> lbi.route("orders").hedging.heldLosers() == 0);
       assertIdleAndHealthy(lb);
     } finally {
       gate.countDown();
@@ -509,13 +509,13 @@ class CallsEndTest {
       fireHedge(0); // the hedge wins; the first copy is cancelled and held
       caller.join(5_000);
       assertThat(thrown.get()).isNull();
-      HeldLosers losers = lbi.route("orders").hedging.losers;
-      assertThat(losers.held()).isEqualTo(1);
+      ServiceHedging hedging = lbi.route("orders").hedging;
+      assertThat(hedging.heldLosers()).isEqualTo(1);
       assertThat(lb.status().stream().mapToInt(TargetStatus::inFlight).sum()).isEqualTo(1);
 
       lb.close();
 
-      assertThat(losers.held()).isZero();
+      assertThat(hedging.heldLosers()).isZero();
     } finally {
       gate.countDown();
     }
@@ -526,13 +526,16 @@ class CallsEndTest {
     long hold = TimeUnit.MILLISECONDS.toNanos(300);
     AtomicInteger now = new AtomicInteger(); // ms
     HedgeTimer timer = new HedgeTimer(null, () -> TimeUnit.MILLISECONDS.toNanos(now.get()));
-    HeldLosers losers = new HeldLosers(hold, () -> TimeUnit.MILLISECONDS.toNanos(now.get()), timer);
+    java.util.function.LongSupplier ticker = () -> TimeUnit.MILLISECONDS.toNanos(now.get());
+    LoadBalancer lb = closer.add(LoadBalancer.builder("orders").targets(dev.fairway.lb.Target.of("127.0.0.1", 8081)).build());
+    ServiceHedging hedging = new ServiceHedging("orders", HedgingPolicy.fixedDelay(Duration.ofMillis(50)).withLoserHold(Duration.ofNanos(hold)),
+        lb, CallMetrics.NOOP, new AttemptBudget(0.2, 10, ticker), timer, DIRECT, ticker);
     List<String> released = new ArrayList<>();
     assertThat(timer.watching()).isZero();
 
-    losers.hold(dev.fairway.lb.Target.of("127.0.0.1", 8081), () -> released.add("a"), 0, 0);
+    hedging.hold(dev.fairway.lb.Target.of("127.0.0.1", 8081), () -> released.add("a"), 0);
     now.set(100);
-    losers.hold(dev.fairway.lb.Target.of("127.0.0.1", 8082), () -> released.add("b"), 0, TimeUnit.MILLISECONDS.toNanos(100));
+    hedging.hold(dev.fairway.lb.Target.of("127.0.0.1", 8082), () -> released.add("b"), 0);
     assertThat(timer.watching()).isEqualTo(1);
 
     now.set(299);
@@ -547,11 +550,11 @@ class CallsEndTest {
     assertThat(released).containsExactly("a", "b");
     assertThat(timer.watching()).as("nothing held: not watched").isZero();
 
-    losers.hold(dev.fairway.lb.Target.of("127.0.0.1", 8081), () -> released.add("c"), 0, TimeUnit.MILLISECONDS.toNanos(400));
+    hedging.hold(dev.fairway.lb.Target.of("127.0.0.1", 8081), () -> released.add("c"), 0);
     assertThat(timer.watching()).as("held again: watched again").isEqualTo(1);
-    losers.releaseAll();
+    hedging.closed();
     assertThat(released).containsExactly("a", "b", "c");
-    losers.hold(dev.fairway.lb.Target.of("127.0.0.1", 8081), () -> released.add("d"), 0, TimeUnit.MILLISECONDS.toNanos(400));
+    hedging.hold(dev.fairway.lb.Target.of("127.0.0.1", 8081), () -> released.add("d"), 0);
     assertThat(released).as("closed: a later loser is not held").containsExactly("a", "b", "c", "d");
     timer.runDue(TimeUnit.MILLISECONDS.toNanos(now.get()));
     assertThat(timer.watching()).isZero();

@@ -59,12 +59,12 @@ class HedgeGuardsTest {
   private final AtomicReference<Runnable> heldHedge = new AtomicReference<>();
   private final Hedger.Scheduler held = new Hedger.Scheduler() {
     @Override
-    public void arm(HedgedAttempt task, long delayNanos) {
+    public void arm(TimerNode task, long delayNanos) {
       heldHedge.set(task);
     }
 
     @Override
-    public void disarm(HedgedAttempt task) {
+    public void disarm(TimerNode task) {
       heldHedge.compareAndSet(task, null);
     }
   };
@@ -298,12 +298,13 @@ class HedgeGuardsTest {
     LoadBalancer lb = balancer(b);
     LoadBalancingInterceptor lbi = LoadBalancingInterceptor.builder().service("orders", lb).ticker(now::get)
         .hedgeScheduler(held, hedgePool).hedging(HedgingPolicy.percentile(95.0).withLoserHold(NO_HOLD)).build();
-    Hedger.RouteHedging hedging = lbi.route("orders").hedging;
+    ServiceHedging hedging = lbi.route("orders").hedging;
     for (int i = 0; i < HedgingPolicy.MIN_SAMPLES; i++) {
-      hedging.record(TimeUnit.MILLISECONDS.toNanos(5));
+      hedging.window.record(TimeUnit.MILLISECONDS.toNanos(5));
     }
     now.addAndGet(TimeUnit.SECONDS.toNanos(1));
-    assertThat(hedging.delayNanos(now.get())).isPositive();
+    hedging.window.refreshIfDue(now.get());
+    assertThat(hedging.window.delayNanos()).isPositive();
     OkHttpClient client = client(b, null, lbi, after);
 
     try (Response response = callAsync(client).get(5, TimeUnit.SECONDS)) {
@@ -317,7 +318,7 @@ class HedgeGuardsTest {
     assertThat(attempts(b, hedgeServer, "failure")).as("refused: passive health hears of it").isEqualTo(1);
     assertThat(attempts(b, hedgeServer, "cancelled")).isZero();
     now.addAndGet(TimeUnit.SECONDS.toNanos(2)); // the window takes in what was recorded since
-    hedging.delayNanos(now.get());
+    hedging.window.refreshIfDue(now.get());
     assertThat(hedging.window.samples()).as("the first copy's time only").isEqualTo(HedgingPolicy.MIN_SAMPLES + 1);
   }
 

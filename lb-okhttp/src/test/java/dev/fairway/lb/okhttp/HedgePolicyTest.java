@@ -56,15 +56,15 @@ class HedgePolicyTest {
   }
 
   /** A scheduler that calls {@code onArm} with each race and its delay; disarming does nothing. */
-  private static Hedger.Scheduler onArm(java.util.function.BiConsumer<HedgedAttempt, Long> onArm) {
+  private static Hedger.Scheduler onArm(java.util.function.BiConsumer<TimerNode, Long> onArm) {
     return new Hedger.Scheduler() {
       @Override
-      public void arm(HedgedAttempt race, long delayNanos) {
+      public void arm(TimerNode race, long delayNanos) {
         onArm.accept(race, delayNanos);
       }
 
       @Override
-      public void disarm(HedgedAttempt race) {}
+      public void disarm(TimerNode race) {}
     };
   }
 
@@ -182,7 +182,7 @@ class HedgePolicyTest {
     for (int i = 0; i < 3; i++) { // every target's report is now fresh, and busy; no delay known yet
       get(client);
     }
-    Hedger.RouteHedging hedging = lbi.route("orders").hedging;
+    ServiceHedging hedging = lbi.route("orders").hedging;
     for (int t = 0; t < 3; t++) {
       for (int k = 0; k < 200; k++) {
         int millis = k < 100 ? 2 : k < 180 ? 10 : slowMillis;
@@ -191,7 +191,8 @@ class HedgePolicyTest {
     }
     now.addAndGet(TimeUnit.SECONDS.toNanos(1));
     for (int t = 0; t < 3; t++) {
-      assertThat(hedging.delayNanos(b.target(t), now.get())).isBetween(
+      hedging.maintain(b.target(t), now.get());
+      assertThat(hedging.delayNanos(b.target(t))).isBetween(
           TimeUnit.MILLISECONDS.toNanos(9), TimeUnit.MILLISECONDS.toNanos(11));
       assertThat(hedging.medianNanos(b.target(t))).isBetween(
           TimeUnit.MICROSECONDS.toNanos(1900), TimeUnit.MICROSECONDS.toNanos(2100));

@@ -58,13 +58,13 @@ class HedgingTest {
   /** Fires every hedge at once (as if the delay had passed), recording the delay asked for. */
   private final Hedger.Scheduler immediately = new Hedger.Scheduler() {
     @Override
-    public void arm(HedgedAttempt task, long delayNanos) {
+    public void arm(TimerNode task, long delayNanos) {
       scheduled.add(TimeUnit.NANOSECONDS.toMillis(delayNanos));
       task.run();
     }
 
     @Override
-    public void disarm(HedgedAttempt task) {}
+    public void disarm(TimerNode task) {}
   };
 
   /**
@@ -76,13 +76,13 @@ class HedgingTest {
   private final AtomicReference<Runnable> heldHedge = new AtomicReference<>();
   private final Hedger.Scheduler afterFirstArrival = new Hedger.Scheduler() {
     @Override
-    public void arm(HedgedAttempt task, long delayNanos) {
+    public void arm(TimerNode task, long delayNanos) {
       scheduled.add(TimeUnit.NANOSECONDS.toMillis(delayNanos));
       heldHedge.set(task);
     }
 
     @Override
-    public void disarm(HedgedAttempt task) {
+    public void disarm(TimerNode task) {
       heldHedge.compareAndSet(task, null);
     }
   };
@@ -193,7 +193,7 @@ class HedgingTest {
     assertThat(attempts(b, slow, "cancelled")).isEqualTo(1);
     // The slow server still works on the cancelled copy: its slot stays held.
     assertThat(inFlight(lb, b, slow)).isEqualTo(1);
-    assertThat(lbi.route("orders").hedging.losers.held()).isEqualTo(1);
+    assertThat(lbi.route("orders").hedging.heldLosers()).isEqualTo(1);
 
     // Calls sent later: the first one answered by the slow target's server shows it got past the copy.
     for (int i = 0; i < 4 && inFlight(lb, b, slow) > 0; i++) {
@@ -204,7 +204,7 @@ class HedgingTest {
     }
     assertThat(b.requests(slow)).isGreaterThanOrEqualTo(2);
     eventually("in-flight counts back to 0", () -> noneInFlight(lb));
-    assertThat(lbi.route("orders").hedging.losers.held()).isZero();
+    assertThat(lbi.route("orders").hedging.heldLosers()).isZero();
     assertThat(attempts(b, slow, "failure")).isZero();
   }
 
@@ -220,13 +220,13 @@ class HedgingTest {
     try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
       response.body().string();
     }
-    eventually("the loser held", () -> lbi.route("orders").hedging.losers.held() == 1);
+    eventually("the loser held", () -> lbi.route("orders").hedging.heldLosers() == 1);
 
-    Hedger.RouteHedging hedging = lbi.route("orders").hedging;
-    hedging.delayNanos(b.target(0), now.addAndGet(TimeUnit.SECONDS.toNanos(3) - 1)); // each hedgeable call looks
-    assertThat(hedging.losers.held()).isEqualTo(1);
-    hedging.delayNanos(b.target(0), now.addAndGet(1));
-    assertThat(hedging.losers.held()).isZero();
+    ServiceHedging hedging = lbi.route("orders").hedging;
+    hedging.maintain(b.target(0), now.addAndGet(TimeUnit.SECONDS.toNanos(3) - 1)); // each hedgeable call's maintenance looks
+    assertThat(hedging.heldLosers()).isEqualTo(1);
+    hedging.maintain(b.target(0), now.addAndGet(1));
+    assertThat(hedging.heldLosers()).isZero();
     assertThat(noneInFlight(lb)).isTrue();
   }
 
@@ -542,12 +542,12 @@ class HedgingTest {
     java.util.concurrent.atomic.AtomicLong offset = new java.util.concurrent.atomic.AtomicLong();
     Hedger.Scheduler never = new Hedger.Scheduler() { // records the delay; the hedge never fires
       @Override
-      public void arm(HedgedAttempt task, long delayNanos) {
+      public void arm(TimerNode task, long delayNanos) {
         scheduled.add(TimeUnit.NANOSECONDS.toMicros(delayNanos));
       }
 
       @Override
-      public void disarm(HedgedAttempt task) {}
+      public void disarm(TimerNode task) {}
     };
     OkHttpClient client = b.client(LoadBalancingInterceptor.builder().service("orders", lb)
         .ticker(() -> System.nanoTime() + offset.get()).hedgeScheduler(never, hedgePool)

@@ -20,14 +20,20 @@ class LatencyWindowTest {
     }
   }
 
+  /** The delay a call starting at {@code nowNanos} reads: the window's maintenance, then its delay. */
+  private static long delayAt(LatencyWindow window, long nowNanos) {
+    window.refreshIfDue(nowNanos);
+    return window.delayNanos();
+  }
+
   @Test
   void delay_isTheP95OfTheWindow_AsSoonAsItHoldsEnoughSamples() {
     LatencyWindow window = new LatencyWindow(95.0, 0);
     recordMillis(window, 1, 100);
 
-    assertThat(window.delayNanos(0)).isEqualTo(-1); // not looked at yet
-    assertThat(window.delayNanos(UNKNOWN - 1)).isEqualTo(-1);
-    long p95 = window.delayNanos(UNKNOWN);
+    assertThat(delayAt(window, 0)).isEqualTo(-1); // not looked at yet
+    assertThat(delayAt(window, UNKNOWN - 1)).isEqualTo(-1);
+    long p95 = delayAt(window, UNKNOWN);
 
     assertThat(window.samples()).isEqualTo(100);
     assertThat(TimeUnit.NANOSECONDS.toMicros(p95)).isBetween(94_500L, 95_500L); // 2 significant digits
@@ -38,11 +44,11 @@ class LatencyWindowTest {
     LatencyWindow window = new LatencyWindow(95.0, 0);
     recordMillis(window, 1, HedgingPolicy.MIN_SAMPLES - 1);
 
-    assertThat(window.delayNanos(UNKNOWN)).isEqualTo(-1);
+    assertThat(delayAt(window, UNKNOWN)).isEqualTo(-1);
     assertThat(window.samples()).isEqualTo(99);
     window.record(50 * MS);
-    assertThat(window.delayNanos(2 * UNKNOWN - 1)).isEqualTo(-1); // the next look is due at 400 ms
-    assertThat(window.delayNanos(2 * UNKNOWN)).isPositive();
+    assertThat(delayAt(window, 2 * UNKNOWN - 1)).isEqualTo(-1); // the next look is due at 400 ms
+    assertThat(delayAt(window, 2 * UNKNOWN)).isPositive();
     assertThat(window.samples()).isEqualTo(100);
   }
 
@@ -52,17 +58,17 @@ class LatencyWindowTest {
     for (int i = 0; i < 200; i++) {
       window.record(10 * MS);
     }
-    assertThat(TimeUnit.NANOSECONDS.toMillis(window.delayNanos(UNKNOWN))).isEqualTo(10);
+    assertThat(TimeUnit.NANOSECONDS.toMillis(delayAt(window, UNKNOWN))).isEqualTo(10);
 
     // Known now: refreshed every 2 s. Four more slices keep the 10 ms values, the fifth drops them.
     for (int k = 1; k <= 4; k++) {
-      assertThat(TimeUnit.NANOSECONDS.toMillis(window.delayNanos(2L * k * SECOND + UNKNOWN))).isEqualTo(10);
+      assertThat(TimeUnit.NANOSECONDS.toMillis(delayAt(window, 2L * k * SECOND + UNKNOWN))).isEqualTo(10);
     }
-    assertThat(window.delayNanos(10 * SECOND + UNKNOWN)).isEqualTo(-1);
+    assertThat(delayAt(window, 10 * SECOND + UNKNOWN)).isEqualTo(-1);
     for (int i = 0; i < 200; i++) {
       window.record(300 * MS);
     }
-    long median = window.delayNanos(10 * SECOND + 2 * UNKNOWN);
+    long median = delayAt(window, 10 * SECOND + 2 * UNKNOWN);
 
     assertThat(window.samples()).isEqualTo(200);
     assertThat(TimeUnit.NANOSECONDS.toMillis(median)).isBetween(298L, 302L);
@@ -72,9 +78,9 @@ class LatencyWindowTest {
   void delay_afterAnIdleMinute_isOffUntilNewSamplesArrive() {
     LatencyWindow window = new LatencyWindow(95.0, 0);
     recordMillis(window, 1, 150);
-    assertThat(window.delayNanos(UNKNOWN)).isPositive();
+    assertThat(delayAt(window, UNKNOWN)).isPositive();
 
-    assertThat(window.delayNanos(62 * SECOND)).isEqualTo(-1); // every slice aged out while idle
+    assertThat(delayAt(window, 62 * SECOND)).isEqualTo(-1); // every slice aged out while idle
     assertThat(window.samples()).isZero();
   }
 
@@ -84,13 +90,13 @@ class LatencyWindowTest {
     for (int i = 0; i < 100; i++) {
       fast.record(10_000); // 10 µs
     }
-    assertThat(fast.delayNanos(UNKNOWN)).isEqualTo(MS);
+    assertThat(delayAt(fast, UNKNOWN)).isEqualTo(MS);
 
     LatencyWindow slow = new LatencyWindow(95.0, 0);
     for (int i = 0; i < 100; i++) {
       slow.record(TimeUnit.HOURS.toNanos(2));
     }
-    assertThat(TimeUnit.NANOSECONDS.toSeconds(slow.delayNanos(UNKNOWN))).isEqualTo(60);
+    assertThat(TimeUnit.NANOSECONDS.toSeconds(delayAt(slow, UNKNOWN))).isEqualTo(60);
   }
 
   @Test

@@ -112,7 +112,7 @@ class LoadReportHookTest {
     // pick's store. A real response costs OkHttp's header string, which is not counted here.
     var pick = lb.pick();
     Attempt attempt = new Attempt(pick, client.newCall(new Request.Builder().url("http://orders/x").build()),
-        new ServiceRoute("orders", lb, new RetryBudget(0.2, 10, System::nanoTime), CallMetrics.NOOP, null));
+        new ServiceRoute("orders", lb, new AttemptBudget(0.2, 10, System::nanoTime), CallMetrics.NOOP, null));
     String header = "TEXT application_utilization=0.625, named_metrics.rif=5, named_metrics.workers=8";
     com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     for (int i = 0; i < 20_000; i++) {

@@ -5,13 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
-class RetryBudgetTest {
+class AttemptBudgetTest {
   private static final long SECOND = 1_000_000_000L;
   private final AtomicLong now = new AtomicLong(5 * SECOND);
 
   @Test
   void withdraw_allowsOneRetryPerFiveRequestsAtTwentyPercent() {
-    RetryBudget budget = new RetryBudget(0.2, 0, now::get);
+    AttemptBudget budget = new AttemptBudget(0.2, 0, now::get);
     StringBuilder allowed = new StringBuilder();
     for (int i = 0; i < 10; i++) {
       budget.deposit();
@@ -22,17 +22,17 @@ class RetryBudgetTest {
 
   @Test
   void reserve_grantsMinRetriesPerSecondOverTheWindowWithoutRequests() {
-    RetryBudget budget = new RetryBudget(0.2, 10, now::get);
+    AttemptBudget budget = new AttemptBudget(0.2, 10, now::get);
     int granted = 0;
     for (int i = 0; i < 1_000 && budget.tryWithdraw(); i++) {
       granted++;
     }
-    assertThat(granted).isEqualTo(10 * RetryBudget.WINDOW_SECONDS);
+    assertThat(granted).isEqualTo(10 * AttemptBudget.WINDOW_SECONDS);
   }
 
   @Test
   void window_expiresDepositsAndWithdrawalsAfterTenSeconds() {
-    RetryBudget budget = new RetryBudget(1.0, 0, now::get);
+    AttemptBudget budget = new AttemptBudget(1.0, 0, now::get);
     for (int i = 0; i < 5; i++) {
       budget.deposit();
     }
@@ -52,7 +52,7 @@ class RetryBudgetTest {
 
   @Test
   void zeroPercentAndZeroReserve_neverRetries() {
-    RetryBudget budget = new RetryBudget(0.0, 0, now::get);
+    AttemptBudget budget = new AttemptBudget(0.0, 0, now::get);
     for (int i = 0; i < 100; i++) {
       budget.deposit();
     }
@@ -61,7 +61,7 @@ class RetryBudgetTest {
 
   @Test
   void refund_givesBackTheTokenAWithdrawalTook() {
-    RetryBudget one = new RetryBudget(0.5, 0, now::get);
+    AttemptBudget one = new AttemptBudget(0.5, 0, now::get);
     one.deposit();
     one.deposit(); // one whole token
     assertThat(one.tryWithdraw()).isTrue();

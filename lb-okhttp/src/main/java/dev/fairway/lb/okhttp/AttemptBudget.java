@@ -4,19 +4,24 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongSupplier;
 
 /**
- * How many retries a service may have, after Finagle's {@code RetryBudget}: every original request
- * deposits {@code percentCanRetry} of a token, every retry withdraws one whole token, and a reserve
- * of {@code minRetriesPerSecond * window} tokens lets a trickle of traffic retry too. Deposits and
- * withdrawals expire after the window (10 s), so a long healthy stretch does not bank retries for the
- * next brown-out: within any window, retries stay below {@code percentCanRetry * requests +
- * minRetriesPerSecond * windowSeconds}.
+ * How many attempts beyond a call's first a service may send, after Finagle's {@code RetryBudget}:
+ * every original request deposits {@code percentCanRetry} of a token, every extra attempt withdraws
+ * one whole token, and a reserve of {@code minRetriesPerSecond * window} tokens lets a trickle of
+ * traffic retry too. Deposits and withdrawals expire after the window (10 s), so a long healthy
+ * stretch does not bank attempts for the next brown-out: within any window, extra attempts stay
+ * below {@code percentCanRetry * requests + minRetriesPerSecond * windowSeconds}.
+ *
+ * <p>Two budgets of a service are of this kind. The route's ({@link
+ * LoadBalancingInterceptor.Builder#retryBudget}) pays for retries and for hedges alike, so the two
+ * together add at most its share of load; hedges also draw on one of their own ({@link
+ * HedgingPolicy#withBudget}), deposited into by hedgeable calls only ({@link ServiceHedging}).
  *
  * <p>Lock-free: the window is a ring of one-second slices of milli-tokens, each stamped with the
  * second it belongs to and reset when reused. Under contention two callers may both take the last
  * token (an overdraft of at most one token per concurrent caller); a reset racing with a deposit
  * may drop that deposit. Both err by a token or two, which a budget can afford.
  */
-final class RetryBudget {
+final class AttemptBudget {
   static final int WINDOW_SECONDS = 10;
   private static final long SLICE_NANOS = 1_000_000_000L;
   private static final long TOKEN = 1_000; // milli-tokens
@@ -27,7 +32,7 @@ final class RetryBudget {
   private final AtomicLongArray balance = new AtomicLongArray(WINDOW_SECONDS);
   private final AtomicLongArray sliceEpoch = new AtomicLongArray(WINDOW_SECONDS);
 
-  RetryBudget(double percentCanRetry, int minRetriesPerSecond, LongSupplier ticker) {
+  AttemptBudget(double percentCanRetry, int minRetriesPerSecond, LongSupplier ticker) {
     this.depositMilli = Math.round(percentCanRetry * TOKEN);
     this.reserveMilli = (long) minRetriesPerSecond * WINDOW_SECONDS * TOKEN;
     this.ticker = ticker;
@@ -43,7 +48,7 @@ final class RetryBudget {
     }
   }
 
-  /** Takes one token for a retry; false (and nothing taken) if the budget is spent. */
+  /** Takes one token for an extra attempt (a retry or a hedge); false (and nothing taken) if the budget is spent. */
   boolean tryWithdraw() {
     long epoch = epochNow();
     int slot = slice(epoch);
@@ -92,7 +97,7 @@ final class RetryBudget {
 
   @Override
   public String toString() {
-    return "RetryBudget{percentCanRetry=" + depositMilli / (double) TOKEN + ", reserve=" + reserveMilli / TOKEN
+    return "AttemptBudget{percentCanRetry=" + depositMilli / (double) TOKEN + ", reserve=" + reserveMilli / TOKEN
         + ", available=" + available() + "}";
   }
 }
