@@ -489,7 +489,7 @@ final class HedgedAttempt extends EventListener implements Runnable, RaceLeg {
       if (usable(loser)) {
         loser.attempt.superseded(true); // its server answered: the slot is free
       } else {
-        loser.attempt.responded(response.code(), true, response.header(LoadReportHeader.NAME));
+        loser.attempt.responded(response.code(), response.header(LoadReportHeader.NAME));
         loser.attempt.complete(null);
       }
       response.close();

@@ -3,6 +3,7 @@ package dev.fairway.lb.okhttp;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.LoadBalancerListener;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.OutcomeRule;
 import java.util.concurrent.atomic.AtomicBoolean;
 import okhttp3.HttpUrl;
 import org.jspecify.annotations.Nullable;
@@ -18,13 +19,16 @@ final class ServiceRoute implements LoadBalancerListener {
   final LoadBalancer loadBalancer;
   final RetryBudget budget;
   final CallMetrics metrics;
+  /** How a response becomes its attempt's outcome: the interceptor's failure codes, this service's report meters. */
+  final OutcomeRule outcomes;
   final TargetUrls urls = new TargetUrls();
   final Hedger.@Nullable RouteHedging hedging; // null when the interceptor does not hedge
   private final AtomicBoolean leakLogged = new AtomicBoolean();
 
   ServiceRoute(String host, LoadBalancer loadBalancer, RetryBudget budget, CallMetrics metrics,
-      Hedger.@Nullable RouteHedging hedging) {
+      Hedger.@Nullable RouteHedging hedging, int[] failureStatusCodes) {
     this.host = host;
+    this.outcomes = new OutcomeRule(failureStatusCodes, metrics.loadReports());
     this.hedging = hedging;
     this.loadBalancer = loadBalancer;
     this.budget = budget;
