@@ -1,5 +1,6 @@
 package dev.fairway.lb;
 
+import dev.fairway.lb.internal.LoadReportMeters;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -59,10 +60,8 @@ class BalancerMetrics {
    * {@code fairway.affinity.invalidations{service,balancer}}, {@code fairway.panic{service,balancer}},
    * {@code fairway.inflight{service,balancer,target}}, {@code fairway.load.reports{service,result}}
    * with result {@code implausible} or {@code distrusted} (reports discarded by the plausibility
-   * rules, {@link TargetLoad#recordReport}; registered on the first, and without the {@code
-   * balancer} tag: lb-okhttp counts the {@code parsed} and {@code malformed} ones under the same
-   * name with these tags, and a registry such as Prometheus wants one set of tag keys per name; so
-   * the balancers of one service share it, and it is removed when the last of them closes), and with zone-aware routing
+   * rules, {@link TargetLoad#recordReport}; the meter and its sharing, with the integrations that
+   * count the {@code parsed} and {@code malformed} ones, belong to {@link LoadReportMeters}), and with zone-aware routing
    * {@code fairway.zone.spill{service,balancer}} (the share of calls the current snapshot sends out
    * of the local zone, 0..1; read from the published selector, so it costs the pick path nothing). The {@code balancer} tag (a number unique in
    * the process) keeps two balancers of one service apart: each has its own meters, and closing
@@ -71,16 +70,6 @@ class BalancerMetrics {
    */
   static final class MicrometerMetrics extends BalancerMetrics {
     private static final AtomicInteger BALANCERS = new AtomicInteger();
-    /**
-     * How many open balancers hold each {@code fairway.load.reports} counter of this class (one per
-     * registry, service and result, shared since it has no {@code balancer} tag). Registering and
-     * removing happen inside the map's atomic compute for the key, so a balancer closing cannot remove
-     * the counter under one registering it. An entry goes when its last holder closes.
-     */
-    private static final ConcurrentHashMap<SharedCounter, Integer> DISCARDED_HOLDERS = new ConcurrentHashMap<>();
-
-    /** A shared counter's key: the registry by identity (registries do not override equals). */
-    private record SharedCounter(MeterRegistry registry, String service, String result) {}
 
     private final MeterRegistry registry;
     private final String service;
@@ -93,10 +82,9 @@ class BalancerMetrics {
     // Null until start() registers them (the balancer may be counting before then).
     private volatile @Nullable Counter invalidations;
     private volatile @Nullable Counter panic;
-    private volatile @Nullable Counter reportsImplausible;
-    private volatile @Nullable Counter reportsDistrusted;
+    private volatile LoadReportMeters loadReports = LoadReportMeters.NOOP; // held from start() to close()
     private volatile boolean started;
-    private boolean closed; // guarded by this, with the lazily registered counters
+    private boolean closed; // guarded by this, with taking the hold on loadReports
     private final boolean zoneAware;
 
     MicrometerMetrics(MeterRegistry registry, String service, Supplier<PublishedSnapshot> published, LongSupplier ticker,
@@ -140,6 +128,11 @@ class BalancerMetrics {
                 .tag("service", service)
                 .tag("balancer", balancer)
                 .register(registry));
+      }
+      synchronized (this) {
+        if (!closed) {
+          loadReports = LoadReportMeters.acquire(registry, service);
+        }
       }
       started = true;
       for (TrackedTarget t : members) {
@@ -236,60 +229,7 @@ class BalancerMetrics {
 
     @Override
     void reportDiscarded(TrackedTarget t, boolean distrusted) {
-      Counter c = distrusted ? reportsDistrusted : reportsImplausible;
-      if (c == null) {
-        c = registerDiscarded(distrusted);
-        if (c == null) {
-          return;
-        }
-      }
-      c.increment();
-    }
-
-    /**
-     * Registers the counter on first use; null before {@link #start} or after {@link #close}. The
-     * counter has no {@code balancer} tag, so every balancer of the service in this registry counts
-     * into the same one: {@link #DISCARDED_HOLDERS} counts them, and the last to close removes it.
-     */
-    private synchronized @Nullable Counter registerDiscarded(boolean distrusted) {
-      if (!started || closed) {
-        return null;
-      }
-      Counter c = distrusted ? reportsDistrusted : reportsImplausible;
-      if (c != null) {
-        return c;
-      }
-      String result = distrusted ? "distrusted" : "implausible";
-      Counter[] registered = new Counter[1];
-      DISCARDED_HOLDERS.compute(new SharedCounter(registry, service, result), (k, holders) -> {
-        registered[0] = Counter.builder("fairway.load.reports")
-            .description("Load reports read from responses; implausible and distrusted ones were discarded by the balancer")
-            .tag("service", service)
-            .tag("result", result)
-            .register(registry);
-        return holders == null ? 1 : holders + 1;
-      });
-      c = registered[0];
-      if (distrusted) {
-        reportsDistrusted = c;
-      } else {
-        reportsImplausible = c;
-      }
-      return c;
-    }
-
-    /** Gives up this balancer's hold on a discarded-reports counter; the last holder removes it. */
-    private void releaseDiscarded(@Nullable Counter c, String result) {
-      if (c == null) {
-        return;
-      }
-      DISCARDED_HOLDERS.computeIfPresent(new SharedCounter(registry, service, result), (k, holders) -> {
-        if (holders > 1) {
-          return holders - 1;
-        }
-        registry.remove(c);
-        return null;
-      });
+      loadReports.count(distrusted ? LoadReportMeters.Result.DISTRUSTED : LoadReportMeters.Result.IMPLAUSIBLE);
     }
 
     @Override
@@ -307,8 +247,8 @@ class BalancerMetrics {
         }
         closed = true;
         shared.forEach(registry::remove);
-        releaseDiscarded(reportsImplausible, "implausible");
-        releaseDiscarded(reportsDistrusted, "distrusted");
+        loadReports.release();
+        loadReports = LoadReportMeters.NOOP;
       }
     }
   }

@@ -143,6 +143,11 @@ public final class LoadBalancer implements AutoCloseable {
    * once. Never blocks, except with {@link Strategy#concurrencyLimited} when every target is at its
    * hard limit (then at most its wait time).
    *
+   * <p>No target is a failure of the call, hence the checked exception: the caller has nowhere to
+   * send it and must report that. {@link #pickWithFreeWorker(String, Set)} instead returns null
+   * when every candidate is busy, since for an extra copy of a call that is an expected answer
+   * ("do not send one"), not a failure; it too throws when there is no target at all.
+   *
    * @param affinityKey the key for the affinity strategies, or null for none
    * @param exclude targets not to choose (say, ones this call already tried); null or empty for none
    * @throws NoTargetAvailableException naming the service and the reason when no target can be chosen
@@ -209,6 +214,10 @@ public final class LoadBalancer implements AutoCloseable {
    * target not measured yet) is not known to be busy, and may be chosen. Among the rest the
    * balancer's strategy chooses as {@link #pick(String, Set)} does. Allocates a set when some
    * target is left out: not for the pick path of every call.
+   *
+   * <p>Two ways to get nothing, on purpose: null when targets exist but all are busy (the caller's
+   * call goes on without the copy, so this is an answer, not an error), and {@link
+   * NoTargetAvailableException}, as from {@code pick}, when there is no target at all.
    *
    * @throws NoTargetAvailableException as {@link #pick(String, Set)}, when no target can be chosen at all
    */

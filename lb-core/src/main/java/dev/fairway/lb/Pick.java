@@ -2,13 +2,36 @@ package dev.fairway.lb;
 
 /**
  * One call's hold on one target, returned by {@link LoadBalancer#pick}. The hold counts as one
- * in-flight call on the target until it is completed with {@link #success()}, {@link #failure} or
- * {@link #release()}. Only the first completion counts; later ones are ignored, so completing from
- * a {@code finally} block after an earlier completion is safe.
+ * in-flight call on the target until it is completed with {@link #success()}, {@link #failure},
+ * {@link #release()} or {@link #close()}. Only the first completion counts; later ones are ignored,
+ * so completing from a {@code finally} block after an earlier completion is safe.
+ *
+ * <p>A hold that is never completed keeps its slot for good: the target looks busier than it is to
+ * every load-aware strategy, and a concurrency-limited one may stop sending it calls. The
+ * integrations (the OkHttp interceptor, the Spring Boot starter) complete every pick themselves. A
+ * hand-written client should take the pick in a try-with-resources statement, so that an exception
+ * or an early return cannot forget it; {@link #close()} then frees the slot only if nothing
+ * completed the pick, and does nothing after {@link #success()} or {@link #failure}:
+ *
+ * <pre>{@code
+ * try (Pick pick = balancer.pick()) {
+ *   HttpResponse<String> response = http.send(request(pick.target()), BodyHandlers.ofString());
+ *   if (response.statusCode() >= 500) {
+ *     pick.failure(new IOException("HTTP " + response.statusCode() + " from " + pick.target().id()));
+ *   } else {
+ *     pick.success();
+ *   }
+ *   return response.body();
+ * } // an exception from send() (or a return before the outcome) only frees the slot
+ * }</pre>
+ *
+ * A failure of the call itself (a refused connection, say) is worth reporting with {@link #failure}
+ * before it leaves the block, so that passive health hears of it; a bare {@code close()} counts it
+ * as neither success nor failure.
  *
  * <p>Thread-safe: a pick may be completed from any thread.
  */
-public interface Pick {
+public interface Pick extends AutoCloseable {
 
   /** The target chosen for this call. */
   Target target();
@@ -31,6 +54,18 @@ public interface Pick {
 
   /** The call was cancelled or abandoned: frees the in-flight slot and records nothing else. */
   void release();
+
+  /**
+   * Ends the hold if nothing else did: as {@link #release()} when the pick was not completed, and
+   * nothing after {@link #success()}, {@link #failure}, {@link #release()} or {@link #superseded()}
+   * (only the first completion counts). After {@link #supersededHoldingSlot()} it frees the slot
+   * that call kept. For try-with-resources (see the class documentation); throws nothing. Calling it
+   * more than once is safe.
+   */
+  @Override
+  default void close() {
+    release();
+  }
 
   /**
    * Another copy of this call (a hedge) answered first and this one was cancelled: frees the

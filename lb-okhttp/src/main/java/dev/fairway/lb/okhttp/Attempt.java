@@ -3,8 +3,9 @@ package dev.fairway.lb.okhttp;
 import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.FailureStatusException;
 import dev.fairway.lb.internal.Failures;
-import java.io.IOException;
+import dev.fairway.lb.internal.OutcomeRule;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import okhttp3.Call;
 import org.jspecify.annotations.Nullable;
@@ -30,7 +31,7 @@ final class Attempt implements Runnable {
    * {@link #startNanos} is the meters' own, by the registry's clock.
    */
   private final long sentNanos;
-  /** 0, or the status that makes this attempt a failure; set before the response is handed on. */
+  /** {@link OutcomeRule#SUCCESS} (0), or the status that makes this attempt a failure; set before the response is handed on. */
   private int failureStatus;
   @SuppressWarnings("UnusedVariable") // read and written through DONE, which Error Prone does not see
   private volatile int done;
@@ -56,25 +57,17 @@ final class Attempt implements Runnable {
 
   /**
    * The response has headers: latency counts until now, the in-flight slot stays held, and the
-   * target's load report ({@code loadReport}, the {@value LoadReportHeader#NAME} header's value or
-   * null), whatever the status, reaches the pick before the outcome is recorded.
+   * route's {@link OutcomeRule} reads it: the target's load report ({@code loadReport}, the {@value
+   * LoadReportHeader#NAME} header's value or null) reaches the pick whatever the status, and the
+   * status decides whether {@link #complete} reports a success or a failure.
    */
-  void responded(int code, boolean isFailure, String loadReport) {
+  void responded(int code, @Nullable String loadReport) {
     pick.recordLatency();
     ServiceHedging hedging = route.hedging;
     if (hedging != null) {
       hedging.responded(pick.target(), sentNanos); // the target got past the losing copies it held
     }
-    if (loadReport != null) {
-      reportLoad(loadReport);
-    }
-    failureStatus = isFailure ? code : 0;
-  }
-
-  /** Parses in place (lb-core's {@link LoadReportHeader}), so a response costs no allocation beyond its header string. */
-  private void reportLoad(String header) {
-    // ignored when malformed: the target is judged by what the balancer measures
-    route.metrics.loadReport(LoadReportHeader.applyTo(pick, header) == LoadReportHeader.Outcome.PARSED);
+    failureStatus = route.outcomes.read(pick, code, loadReport);
   }
 
   /**
@@ -94,7 +87,7 @@ final class Attempt implements Runnable {
     } else if (failure != null) {
       pick.failure(failure);
       outcome = CallMetrics.Outcome.FAILURE;
-    } else if (failureStatus != 0) {
+    } else if (failureStatus != OutcomeRule.SUCCESS) {
       pick.failure(new FailureStatusException(failureStatus, pick.target().id()));
       outcome = CallMetrics.Outcome.FAILURE;
     } else {
@@ -154,20 +147,6 @@ final class Attempt implements Runnable {
     if (DONE.compareAndSet(this, 0, 1)) {
       pick.release();
       route.leaked(call.request().url(), pick.target());
-    }
-  }
-
-  /** The cause reported to passive health for a response whose status counts as a failure. */
-  static final class FailureStatusException extends IOException {
-    private static final long serialVersionUID = 1L;
-
-    FailureStatusException(int code, String target) {
-      super("HTTP " + code + " from " + target);
-    }
-
-    @Override
-    public synchronized Throwable fillInStackTrace() {
-      return this; // a status, not a program error: the stack trace would only cost
     }
   }
 }

@@ -163,8 +163,7 @@ final class BalancedCall {
           }
         }
       }
-      answered.responded(response.code(), interceptor.policy.isFailure(response.code()),
-          response.header(LoadReportHeader.NAME));
+      answered.responded(response.code(), response.header(LoadReportHeader.NAME));
       if (resendable && attempts < interceptor.policy.maxAttempts()) {
         prefetchSmallBody(response);
       }

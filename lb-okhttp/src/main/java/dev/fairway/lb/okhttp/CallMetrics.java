@@ -2,6 +2,7 @@ package dev.fairway.lb.okhttp;
 
 import dev.fairway.lb.LoadBalancerListener;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.LoadReportMeters;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -76,8 +77,13 @@ class CallMetrics implements LoadBalancerListener {
   /** The interceptor hedges calls of this service: registers the extra-load gauge. */
   void hedging(ServiceHedging hedging) {}
 
-  /** A load report header was read: {@code parsed}, or malformed (and ignored). */
-  void loadReport(boolean parsed) {}
+  /**
+   * Where this service's {@code fairway.load.reports} are counted (lb-core's {@link LoadReportMeters},
+   * shared with the balancer); {@link LoadReportMeters#NOOP} when nothing is recorded.
+   */
+  LoadReportMeters loadReports() {
+    return LoadReportMeters.NOOP;
+  }
 
   static CallMetrics micrometer(MeterRegistry registry, String service) {
     return new MicrometerCallMetrics(registry, service);
@@ -102,9 +108,9 @@ class CallMetrics implements LoadBalancerListener {
   /**
    * {@code fairway.requests{service,target,outcome}} (one timing per attempt, from sending it until
    * its response body is consumed or closed), {@code fairway.retries{service,reason}}, {@code
-   * fairway.retry.budget.exhausted{service}}, {@code fairway.leaked.responses{service}} and {@code
-   * fairway.load.reports{service,result}} (result {@code parsed} or {@code malformed}; registered on
-   * the first report, so a service whose targets send none has no such meter), and when hedging:
+   * fairway.retry.budget.exhausted{service}}, {@code fairway.leaked.responses{service}}, a hold on
+   * the service's {@code fairway.load.reports} ({@link LoadReportMeters}: parsed and malformed
+   * reports are counted there by {@link dev.fairway.lb.internal.OutcomeRule}), and when hedging:
    * {@code fairway.hedges{service,result}} (result {@code sent}, {@code won},
    * {@code budget_exhausted} or {@code no_capacity}, each registered on first use) and the gauge {@code
    * fairway.hedges.extra.load{service}}.
@@ -118,8 +124,7 @@ class CallMetrics implements LoadBalancerListener {
     private volatile @Nullable Gauge extraLoad;
     private volatile @Nullable Timer noTarget; // registered on first use: most services never see one
     private volatile @Nullable Counter leaked; // likewise
-    private volatile @Nullable Counter reportsParsed; // likewise
-    private volatile @Nullable Counter reportsMalformed; // likewise
+    private final LoadReportMeters loadReports; // held until closed()
     private final Counter budgetExhausted;
     private volatile boolean closed;
 
@@ -131,6 +136,7 @@ class CallMetrics implements LoadBalancerListener {
               .description("Retries not made because the service's retry budget was spent")
               .tag("service", service)
               .register(registry);
+      this.loadReports = LoadReportMeters.acquire(registry, service);
     }
 
     private Timer timer(String target, Outcome outcome) {
@@ -254,24 +260,8 @@ class CallMetrics implements LoadBalancerListener {
     }
 
     @Override
-    void loadReport(boolean parsed) {
-      Counter counter = parsed ? reportsParsed : reportsMalformed;
-      if (counter == null) {
-        if (closed) {
-          return;
-        }
-        counter = unlessClosed(Counter.builder("fairway.load.reports")
-            .description("Load reports (endpoint-load-metrics) read from responses; malformed ones are ignored")
-            .tag("service", service)
-            .tag("result", parsed ? "parsed" : "malformed")
-            .register(registry));
-        if (parsed) {
-          reportsParsed = counter;
-        } else {
-          reportsMalformed = counter;
-        }
-      }
-      counter.increment();
+    LoadReportMeters loadReports() {
+      return loadReports;
     }
 
     @Override
@@ -284,6 +274,7 @@ class CallMetrics implements LoadBalancerListener {
 
     @Override
     public void closed() {
+      boolean first = !closed; // the balancer tells its listeners once; this guards the shared hold anyway
       closed = true;
       for (TargetTimers timers : timersByTarget.values()) {
         retire(timers);
@@ -296,8 +287,9 @@ class CallMetrics implements LoadBalancerListener {
       remove(extraLoad);
       remove(noTarget);
       remove(leaked);
-      remove(reportsParsed);
-      remove(reportsMalformed);
+      if (first) {
+        loadReports.release();
+      }
       registry.remove(budgetExhausted);
     }
 

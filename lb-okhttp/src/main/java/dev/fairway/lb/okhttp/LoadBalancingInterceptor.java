@@ -2,6 +2,7 @@ package dev.fairway.lb.okhttp;
 
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.internal.Args;
+import dev.fairway.lb.internal.OutcomeRule;
 import io.github.resilience4j.core.IntervalFunction;
 import java.io.IOException;
 import java.time.Duration;
@@ -134,7 +135,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
       LoadBalancer lb = e.getValue();
       CallMetrics metrics = lb.meterRegistry().map(r -> CallMetrics.micrometer(r, lb.service())).orElse(CallMetrics.NOOP);
       AttemptBudget budget = new AttemptBudget(b.percentCanRetry(), b.minRetriesPerSecond(), b.ticker);
-      built.put(e.getKey(), new ServiceRoute(e.getKey(), lb, budget, metrics, hedger));
+      built.put(e.getKey(), new ServiceRoute(e.getKey(), lb, budget, metrics, hedger, b.failureStatusCodes()));
     }
     this.routes = Map.copyOf(built);
     this.onlyRoute = built.size() == 1 ? built.values().iterator().next() : null;
@@ -186,7 +187,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
    * Not thread-safe.
    */
   public static final class Builder {
-    private static final int[] DEFAULT_FAILURE_STATUS_CODES = {500, 502, 503, 504};
+    private static final int[] DEFAULT_FAILURE_STATUS_CODES = OutcomeRule.defaultFailureStatusCodes();
     private static final int[] DEFAULT_RETRY_STATUS_CODES = {502, 503, 504};
 
     private final Map<String, LoadBalancer> services = new HashMap<>();

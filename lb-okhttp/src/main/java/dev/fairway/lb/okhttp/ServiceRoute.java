@@ -3,6 +3,7 @@ package dev.fairway.lb.okhttp;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.LoadBalancerListener;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.OutcomeRule;
 import java.util.concurrent.atomic.AtomicBoolean;
 import okhttp3.HttpUrl;
 import org.jspecify.annotations.Nullable;
@@ -18,13 +19,16 @@ final class ServiceRoute implements LoadBalancerListener {
   final LoadBalancer loadBalancer;
   final AttemptBudget budget;
   final CallMetrics metrics;
+  /** How a response becomes its attempt's outcome: the interceptor's failure codes, this service's report meters. */
+  final OutcomeRule outcomes;
   final TargetUrls urls = new TargetUrls();
   final @Nullable ServiceHedging hedging; // null when the interceptor does not hedge
   private final AtomicBoolean leakLogged = new AtomicBoolean();
 
   ServiceRoute(String host, LoadBalancer loadBalancer, AttemptBudget budget, CallMetrics metrics,
-      @Nullable Hedger hedger) {
+      @Nullable Hedger hedger, int[] failureStatusCodes) {
     this.host = host;
+    this.outcomes = new OutcomeRule(failureStatusCodes, metrics.loadReports());
     this.loadBalancer = loadBalancer;
     this.budget = budget;
     this.metrics = metrics;

@@ -7,6 +7,7 @@ import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.PassiveHealth;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.TargetStatus;
+import dev.fairway.lb.internal.OutcomeRule;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.atomic.AtomicReference;
@@ -112,16 +113,17 @@ class LoadReportHookTest {
     // pick's store. A real response costs OkHttp's header string, which is not counted here.
     var pick = lb.pick();
     Attempt attempt = new Attempt(pick, client.newCall(new Request.Builder().url("http://orders/x").build()),
-        new ServiceRoute("orders", lb, new AttemptBudget(0.2, 10, System::nanoTime), CallMetrics.NOOP, null));
+        new ServiceRoute("orders", lb, new AttemptBudget(0.2, 10, System::nanoTime), CallMetrics.NOOP, null,
+            OutcomeRule.defaultFailureStatusCodes()));
     String header = "TEXT application_utilization=0.625, named_metrics.rif=5, named_metrics.workers=8";
     com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     for (int i = 0; i < 20_000; i++) {
-      attempt.responded(200, false, header);
+      attempt.responded(200, header);
     }
     long thread = Thread.currentThread().getId();
     long before = threads.getThreadAllocatedBytes(thread);
     for (int i = 0; i < 100_000; i++) {
-      attempt.responded(200, false, header);
+      attempt.responded(200, header);
     }
     long allocated = threads.getThreadAllocatedBytes(thread) - before;
     assertThat(allocated).as("bytes allocated by 100,000 reports").isLessThan(16_384);

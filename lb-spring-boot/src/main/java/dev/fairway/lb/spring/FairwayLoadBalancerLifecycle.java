@@ -1,9 +1,12 @@
 package dev.fairway.lb.spring;
 
 import dev.fairway.lb.LoadReportHeader;
-import io.micrometer.core.instrument.Counter;
+import dev.fairway.lb.internal.FailureStatusException;
+import dev.fairway.lb.internal.LoadReportMeters;
+import dev.fairway.lb.internal.OutcomeRule;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.CompletionContext;
@@ -28,33 +31,37 @@ import org.springframework.http.client.ClientHttpResponse;
  *       response's headers).
  * </ul>
  *
- * Before the outcome, a response's load report (ORCA's {@value LoadReportHeader#NAME} header, which
- * the starter's server filter sends) reaches the pick, whatever the status, as the OkHttp
- * interceptor does it: least queueing, least connections and power of two choices then see the
- * instance's own count of calls from every client, checked against what this balancer sees.
- * Reports are counted in {@code fairway.load.reports{service, result=parsed|malformed}}; a
- * malformed one is ignored.
+ * The response is read by lb-core's {@link OutcomeRule}, the rule the OkHttp interceptor uses too:
+ * its load report (ORCA's {@value LoadReportHeader#NAME} header, which the starter's server filter
+ * sends) reaches the pick first, whatever the status, so least queueing, least connections and
+ * power of two choices see the instance's own count of calls from every client, checked against
+ * what this balancer sees; then the status decides. Reports are counted in the service's {@code
+ * fairway.load.reports{service, result=parsed|malformed}} ({@link LoadReportMeters}, shared with
+ * the balancers); a malformed one is ignored. The hold on those meters is given back when the
+ * client context closes ({@link #close}).
  *
  * <p>Each attempt is accounted on its own: a retry on the same instance takes a new pick on that
  * instance as it starts ({@code onStartRequest}), so it too holds an in-flight slot and reports its
  * outcome. A pick that no callback reaches is released after {@code
  * fairway.loadbalancer.abandoned-pick-timeout} (see {@link OutstandingPicks}). Thread-safe.
  */
-final class FairwayLoadBalancerLifecycle implements LoadBalancerLifecycle<Object, Object, ServiceInstance> {
-  private final ServiceSettings settings;
-  private final @Nullable Counter reportsParsed;
-  private final @Nullable Counter reportsMalformed;
+final class FairwayLoadBalancerLifecycle
+    implements LoadBalancerLifecycle<Object, Object, ServiceInstance>, AutoCloseable {
+  private final LoadReportMeters loadReports;
+  private final OutcomeRule outcomes;
+  private final AtomicBoolean closed = new AtomicBoolean();
 
   FairwayLoadBalancerLifecycle(ServiceSettings settings, String service, @Nullable MeterRegistry registry) {
-    this.settings = settings;
-    this.reportsParsed = registry == null ? null : reportCounter(registry, service, "parsed");
-    this.reportsMalformed = registry == null ? null : reportCounter(registry, service, "malformed");
+    this.loadReports = LoadReportMeters.acquire(registry, service);
+    this.outcomes = new OutcomeRule(settings.failureStatusCodes, loadReports);
   }
 
-  private static Counter reportCounter(MeterRegistry registry, String service, String result) {
-    return Counter.builder("fairway.load.reports")
-        .description("Load reports (endpoint-load-metrics) read from responses; malformed ones are ignored")
-        .tag("service", service).tag("result", result).register(registry);
+  /** The client context closed (Spring calls it on the bean): gives back the hold on the report meters. */
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      loadReports.release();
+    }
   }
 
   @Override
@@ -80,7 +87,7 @@ final class FairwayLoadBalancerLifecycle implements LoadBalancerLifecycle<Object
       return;
     }
     Object clientResponse = completion.getClientResponse();
-    reportLoad(chosen, clientResponse);
+    int failureStatus = chosen.responded(outcomes, status(clientResponse), header(clientResponse));
     switch (completion.status()) {
       case DISCARD -> chosen.release();
       case FAILED -> {
@@ -88,22 +95,12 @@ final class FairwayLoadBalancerLifecycle implements LoadBalancerLifecycle<Object
         chosen.failure(t != null ? t : new IOException("call to " + chosen.target().id() + " failed"));
       }
       case SUCCESS -> {
-        int status = status(clientResponse);
-        if (status > 0 && settings.isFailureStatus(status)) {
-          chosen.failure(new FailureStatusException(status, chosen.target().id()));
+        if (failureStatus != OutcomeRule.SUCCESS) {
+          chosen.failure(new FailureStatusException(failureStatus, chosen.target().id()));
         } else {
           chosen.success();
         }
       }
-    }
-  }
-
-  private void reportLoad(FairwayServiceInstance chosen, @Nullable Object clientResponse) {
-    LoadReportHeader.Outcome outcome = chosen.reportLoad(header(clientResponse));
-    Counter counter = outcome == LoadReportHeader.Outcome.PARSED ? reportsParsed
-        : outcome == LoadReportHeader.Outcome.MALFORMED ? reportsMalformed : null;
-    if (counter != null) {
-      counter.increment();
     }
   }
 
@@ -131,19 +128,5 @@ final class FairwayLoadBalancerLifecycle implements LoadBalancerLifecycle<Object
       }
     }
     return code == null ? 0 : code.value();
-  }
-
-  /** The cause reported to passive health for a response whose status counts as a failure. */
-  static final class FailureStatusException extends IOException {
-    private static final long serialVersionUID = 1L;
-
-    FailureStatusException(int code, String target) {
-      super("HTTP " + code + " from " + target);
-    }
-
-    @Override
-    public synchronized Throwable fillInStackTrace() {
-      return this; // a status, not a program error
-    }
   }
 }

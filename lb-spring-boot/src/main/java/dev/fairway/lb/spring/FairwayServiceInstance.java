@@ -1,8 +1,8 @@
 package dev.fairway.lb.spring;
 
-import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.OutcomeRule;
 import java.net.URI;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -108,9 +108,14 @@ final class FairwayServiceInstance implements ServiceInstance {
     return done != 0;
   }
 
-  /** Hands the response's load report header (or null) to the pick; does nothing once it is completed. */
-  LoadReportHeader.Outcome reportLoad(@Nullable String header) {
-    return done != 0 ? LoadReportHeader.Outcome.ABSENT : LoadReportHeader.applyTo(pick, header);
+  /**
+   * Has {@code rule} read the response to the current attempt (status 0 for none, load report header
+   * or null): its report reaches the pick, and the result says whether the status is a failure
+   * ({@link OutcomeRule#read}). Once the attempt is completed it reads nothing and answers {@link
+   * OutcomeRule#SUCCESS}, which the completion that follows ignores.
+   */
+  int responded(OutcomeRule rule, int status, @Nullable String loadReport) {
+    return done != 0 ? OutcomeRule.SUCCESS : rule.read(pick, status, loadReport);
   }
 
   private boolean complete() {

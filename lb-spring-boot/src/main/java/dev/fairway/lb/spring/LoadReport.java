@@ -1,5 +1,6 @@
 package dev.fairway.lb.spring;
 
+import dev.fairway.lb.LoadReportHeader;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.core.env.Environment;
 
@@ -21,7 +22,7 @@ import org.springframework.core.env.Environment;
  * One counter per application; thread-safe.
  */
 final class LoadReport {
-  static final String HEADER = "endpoint-load-metrics";
+  static final String HEADER = LoadReportHeader.NAME;
   static final int DEFAULT_WORKERS = 200;
 
   private final AtomicInteger inFlight = new AtomicInteger();

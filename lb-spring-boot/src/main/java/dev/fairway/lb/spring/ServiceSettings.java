@@ -6,6 +6,7 @@ import dev.fairway.lb.PassiveHealth;
 import dev.fairway.lb.PeerCoordinate;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.Subset;
+import dev.fairway.lb.internal.OutcomeRule;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -19,7 +20,7 @@ import org.springframework.boot.convert.DurationStyle;
  * a new {@link LoadBalancer.Builder} for each balancer of the service. Immutable.
  */
 final class ServiceSettings {
-  static final int[] DEFAULT_FAILURE_STATUS_CODES = {500, 502, 503, 504};
+  static final int[] DEFAULT_FAILURE_STATUS_CODES = OutcomeRule.defaultFailureStatusCodes();
   static final int DEFAULT_SOFT_LIMIT = 8; // Strategy.named("concurrency-limited")'s
   static final int DEFAULT_HARD_LIMIT = 16;
   static final Duration DEFAULT_PROBE_INTERVAL = Duration.ofSeconds(10);

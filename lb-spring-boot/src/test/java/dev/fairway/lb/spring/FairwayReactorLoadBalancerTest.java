@@ -3,6 +3,10 @@ package dev.fairway.lb.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fairway.lb.LoadBalancer;
+import dev.fairway.lb.Pick;
+import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Tag;
 import dev.fairway.lb.TargetStatus;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;
@@ -10,7 +14,10 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import mockwebserver3.MockResponse;
+import okhttp3.OkHttpClient;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -47,6 +54,9 @@ class FairwayReactorLoadBalancerTest {
   void close() {
     if (balancer != null) {
       balancer.close();
+    }
+    if (lifecycle != null) {
+      lifecycle.close();
     }
   }
 
@@ -146,6 +156,63 @@ class FairwayReactorLoadBalancerTest {
     assertThat(reports("parsed")).isEqualTo(2.0);
     assertThat(reports("malformed")).isZero();
     assertThat(inFlight(fairway())).isZero();
+  }
+
+  /**
+   * {@code fairway.load.reports} has one owner, lb-core's {@code LoadReportMeters}: the balancer
+   * (reports it discarded), the OkHttp interceptor and the starter's lifecycle (reports they read)
+   * count into one meter per result, registered once, with one set of tag keys, in the registry
+   * they share; the meters stay while any of them holds them and go with the last.
+   */
+  @Test
+  void loadReportMeter_isOneMeter_forTheBalancer_theInterceptor_andTheLifecycle() throws Exception {
+    List<Meter.Id> added = new CopyOnWriteArrayList<>();
+    meters.config().onMeterAdded(m -> {
+      if (m.getId().getName().equals("fairway.load.reports")) {
+        added.add(m.getId());
+      }
+    });
+    String report = "TEXT application_utilization=0.5, named_metrics.rif=3";
+    try (Instances instances = new Instances()) {
+      instances.server(request -> new MockResponse.Builder().code(200).body("a")
+          .addHeader("endpoint-load-metrics", report).build());
+      list.set(List.of(instance("a", instances.ports.get(0))));
+      start();
+      LoadBalancer core = fairway();
+
+      // the starter: one well-formed report, one malformed (its first choice delivers the list)
+      lifecycle.onComplete(completion(CompletionContext.Status.SUCCESS, choose(), reporting(200, report)));
+      lifecycle.onComplete(completion(CompletionContext.Status.SUCCESS, choose(), reporting(200, "TEXT rif")));
+      // lb-okhttp, on the same balancer
+      OkHttpClient client = new OkHttpClient.Builder()
+          .addInterceptor(LoadBalancingInterceptor.builder().service("orders", core).build()).build();
+      try (okhttp3.Response r = client.newCall(new okhttp3.Request.Builder().url("http://orders/x").build()).execute()) {
+        assertThat(r.body().string()).isEqualTo("a");
+      }
+      // lb-core: a report of none in flight while this balancer has two calls there is implausible
+      // (last: a report after it may find the target's reports set aside, counted as distrusted)
+      Pick one = core.pick();
+      Pick two = core.pick();
+      one.reportLoad(0, 0);
+      one.release();
+      two.release();
+
+      assertThat(added).extracting(id -> id.getTag("result")).containsExactlyInAnyOrder("implausible", "parsed", "malformed");
+      for (Meter.Id id : added) {
+        assertThat(id.getTags()).extracting(Tag::getKey).containsExactly("result", "service");
+      }
+      assertThat(meters.find("fairway.load.reports").counters()).hasSize(3);
+      assertThat(reports("parsed")).isEqualTo(2.0); // the lifecycle's and the interceptor's
+      assertThat(reports("malformed")).isEqualTo(1.0);
+      assertThat(reports("implausible")).isEqualTo(1.0);
+      assertThat(inFlight(core)).isZero();
+
+      balancer.close(); // the balancer and the interceptor's meters let go; the lifecycle still holds them
+      balancer = null;
+      assertThat(meters.find("fairway.load.reports").counters()).hasSize(3);
+      lifecycle.close();
+      assertThat(meters.find("fairway.load.reports").counters()).isEmpty();
+    }
   }
 
   @Test
