@@ -123,7 +123,10 @@ class OkHttpPathTest {
     MockWebServer slow = instances.server(request ->
         new MockResponse.Builder().code(200).body("slow").headersDelay(1, TimeUnit.SECONDS).build());
     MockWebServer fast = instances.ok("fast");
-    OkHttpClient client = start("fairway.services.orders.strategy=round-robin", "fairway.services.orders.hedging=20ms");
+    // The hedge delay leaves the first copy time to reach the slow instance even on a loaded machine
+    // (at 20 ms a copy still connecting was cancelled before the server saw it); 1 s of headers delay
+    // still makes every call that starts there a hedged one.
+    OkHttpClient client = start("fairway.services.orders.strategy=round-robin", "fairway.services.orders.hedging=200ms");
 
     for (int i = 0; i < 4; i++) {
       assertThat(get(client)).isEqualTo("fast"); // a call that went to the slow one was hedged
