@@ -132,7 +132,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
     Map<String, ServiceRoute> built = new HashMap<>();
     for (Map.Entry<String, LoadBalancer> e : b.services.entrySet()) {
       LoadBalancer lb = e.getValue();
-      CallMetrics metrics = lb.meterRegistry().map(r -> CallMetrics.micrometer(r, lb.service())).orElse(CallMetrics.NOOP);
+      CallMetrics metrics = lb.meterRegistry().map(r -> CallMetrics.micrometer(r, lb)).orElse(CallMetrics.NOOP);
       RetryBudget budget = new RetryBudget(b.percentCanRetry(), b.minRetriesPerSecond(), b.ticker);
       built.put(e.getKey(), new ServiceRoute(e.getKey(), lb, budget, metrics, hedger == null ? null : hedger.forRoute()));
     }
