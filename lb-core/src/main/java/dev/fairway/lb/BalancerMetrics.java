@@ -146,6 +146,7 @@ class BalancerMetrics {
         shared.add(
             Gauge.builder("fairway.targets", this, m -> m.count(state))
                 .description("Targets of the service in each state")
+                .baseUnit("targets")
                 .tag("service", service)
                 .tag("balancer", balancer)
                 .tag("state", state.name().toLowerCase(Locale.ROOT))
@@ -222,6 +223,7 @@ class BalancerMetrics {
       meters.add(
           Gauge.builder("fairway.inflight", t, TrackedTarget::inFlight)
               .description("Calls in flight to the target")
+              .baseUnit("calls")
               .tag("service", service)
               .tag("balancer", balancer)
               .tag("target", id)
@@ -241,6 +243,7 @@ class BalancerMetrics {
         shared.add(
             Gauge.builder("fairway.inflight", this, m -> m.foldedInFlight())
                 .description("Calls in flight to the target")
+                .baseUnit("calls")
                 .tag("service", service)
                 .tag("balancer", balancer)
                 .tag("target", OTHER)

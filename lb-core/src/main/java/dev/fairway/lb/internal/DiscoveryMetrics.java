@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.DoubleSupplier;
+import java.util.function.Supplier;
 
 /**
  * What a discovery source (Consul, Kubernetes, DNS) reports: one set of meter names and tag keys for
@@ -92,12 +93,12 @@ public interface DiscoveryMetrics {
       return meter;
     }
 
-    private Counter byReason(Map<String, Counter> counters, String name, String description, String reason) {
+    /** The counter of {@code reason}, registered on first use from a fresh {@code builder}. */
+    private Counter byReason(Map<String, Counter> counters, Supplier<Counter.Builder> builder, String reason) {
       Counter c = counters.get(reason);
       if (c == null) {
-        c = counters.computeIfAbsent(reason, r -> remember(Counter.builder(name)
-            .description(description)
-            .tags("service", service, "reason", r).register(registry)));
+        c = counters.computeIfAbsent(reason,
+            r -> remember(builder.get().tags("service", service, "reason", r).register(registry)));
       }
       return c;
     }
@@ -109,20 +110,21 @@ public interface DiscoveryMetrics {
 
     @Override
     public void error(String reason) {
-      byReason(errors, "fairway.discovery.errors", "Failed requests to the discovery backend and unusable replies",
-          reason).increment();
+      byReason(errors, () -> Counter.builder("fairway.discovery.errors")
+          .description("Failed requests to the discovery backend and unusable replies"), reason).increment();
     }
 
     @Override
     public void skipped(String reason) {
-      byReason(skipped, "fairway.discovery.skipped", "Discovered entries that could not become targets", reason)
-          .increment();
+      byReason(skipped, () -> Counter.builder("fairway.discovery.skipped")
+          .description("Discovered entries that could not become targets"), reason).increment();
     }
 
     @Override
     public void throttled(String reason) {
-      byReason(throttled, "fairway.discovery.throttled",
-          "Queries held back: the same list under a new index, or a flapping service", reason).increment();
+      byReason(throttled, () -> Counter.builder("fairway.discovery.throttled")
+          .description("Queries held back: the same list under a new index, or a flapping service"), reason)
+          .increment();
     }
 
     @Override
