@@ -168,8 +168,21 @@ final class BalancerUpdater {
         t.target.resetLatency(); // its old latency says nothing about it now: measure it afresh
       }
     }
+    if (change != null) {
+      // Before publishing: a pick from the new snapshot finds its target's meters (and target tag) in place.
+      registerMeters(change);
+    }
     publish(now);
     report(change, transitions);
+  }
+
+  private void registerMeters(Membership.Change change) {
+    for (TrackedTarget t : change.left) {
+      guarded(() -> metrics.targetRemoved(t), "removing the meters of " + t.target.id());
+    }
+    for (TrackedTarget t : change.joined) {
+      guarded(() -> metrics.targetAdded(t), "registering the meters of " + t.target.id());
+    }
   }
 
   /** Applies the latest pending list whole, or leaves the membership as it was. */
@@ -250,12 +263,6 @@ final class BalancerUpdater {
 
   private void report(Membership.@Nullable Change change, List<HealthTransition> transitions) {
     if (change != null) {
-      for (TrackedTarget t : change.joined) {
-        guarded(() -> metrics.targetAdded(t), "registering the meters of " + t.target.id());
-      }
-      for (TrackedTarget t : change.left) {
-        guarded(() -> metrics.targetRemoved(t), "removing the meters of " + t.target.id());
-      }
       for (TrackedTarget t : change.joined) {
         fire(l -> l.targetAdded(t.target));
       }

@@ -56,6 +56,8 @@ public final class LoadBalancer implements AutoCloseable {
   private final LongSupplier ticker;
   private final @Nullable MeterRegistry registry;
   private final BalancerMetrics metrics;
+  /** The {@code balancer} tag value: the builder's name (or the service), made unique in the registry. */
+  private final String name;
   private final BalancerUpdater updater;
   private final Completions completions;
   private final Supplier<PublishedSnapshot> published;
@@ -82,8 +84,10 @@ public final class LoadBalancer implements AutoCloseable {
     this.attached = ((BuiltinStrategy) strategy).attachTo(context);
     this.otherClients = context.otherClients;
     this.published = this::published; // read later, by the metrics and by waiting callers
+    this.name = registry == null ? b.nameOrDefault() : BalancerNames.claim(registry, b.nameOrDefault());
     this.metrics = registry == null ? BalancerMetrics.NOOP
-        : BalancerMetrics.micrometer(registry, service, published, ticker, attached.splitsByZone());
+        : BalancerMetrics.micrometer(registry, service, name, b.targetMeterLimitOrDefault(), published, ticker,
+            attached.splitsByZone());
     TargetHealth.Rules rules = new TargetHealth.Rules(slowStart, passive, b.activeHealth);
     this.healthEpoch = rules.epoch;
     this.updater = new BalancerUpdater(service, ticker, attached,
@@ -102,6 +106,9 @@ public final class LoadBalancer implements AutoCloseable {
       closeQuietly(positionSubscription, "unsubscribing from the peer coordinate");
       if (ownsSource) {
         source.close();
+      }
+      if (registry != null) {
+        BalancerNames.release(registry, name);
       }
       throw e;
     }
@@ -387,6 +394,27 @@ public final class LoadBalancer implements AutoCloseable {
     return strategy;
   }
 
+  /**
+   * The value of this balancer's {@code balancer} meter tag: {@link Builder#name(String)}, else the
+   * service name; when another open balancer already carries that value in the same registry,
+   * {@code name#2} (then {@code #3}, ...: the lowest free number), logged once.
+   */
+  public String name() {
+    return name;
+  }
+
+  /**
+   * The value of the {@code target} tag under which this balancer's per-target meters, and an
+   * integration's that follow {@link Builder#targetMeterLimit(int)}, count {@code target}: its
+   * {@link Target#id()} while it holds one of the per-target series, else {@code "other"} (beyond the
+   * limit, or not a member). Fixed from the moment the target joins until it leaves; without a
+   * registry, its id. Reads one concurrent map: meant for registering a meter, not for every call.
+   */
+  public String targetTag(Target target) {
+    requireArgument(target != null, "target", null, "a Target");
+    return metrics.targetTag(target);
+  }
+
   /** The registry given to the builder, for integrations that add their own meters. */
   public Optional<MeterRegistry> meterRegistry() {
     return Optional.ofNullable(registry);
@@ -413,6 +441,9 @@ public final class LoadBalancer implements AutoCloseable {
     }
     attached.close();
     metrics.close();
+    if (registry != null) {
+      BalancerNames.release(registry, name);
+    }
   }
 
   private static void closeQuietly(@Nullable AutoCloseable handle, String what) {
@@ -480,6 +511,8 @@ public final class LoadBalancer implements AutoCloseable {
     private @Nullable MeterRegistry registry;
     private @Nullable Integer panicThreshold;
     private @Nullable Subset subset;
+    private @Nullable String name;
+    private @Nullable Integer targetMeterLimit;
     LongSupplier ticker = System::nanoTime;
     RandomSource random = RandomSource.THREAD_LOCAL;
     Duration latencyDecay = Duration.ofSeconds(5);
@@ -582,6 +615,34 @@ public final class LoadBalancer implements AutoCloseable {
     }
 
     /**
+     * The value of the {@code balancer} tag on this balancer's meters. Default: the service name. A
+     * stable name keeps a dashboard's series going across restarts; give each balancer of one service
+     * its own name when a process has several. If another open balancer already carries the name in
+     * the same registry, this one's meters carry {@code name#2} (the lowest free number), and that is
+     * logged once: two balancers never share, or remove each other's, meters.
+     */
+    public Builder name(String name) {
+      requireUnset("name", this.name);
+      requireArgument(name != null && !name.isBlank(), "name", name, "a non-blank name");
+      this.name = name;
+      return this;
+    }
+
+    /**
+     * How many targets get meters of their own ({@code fairway.inflight}, {@code fairway.ejections}, and
+     * lb-okhttp's {@code fairway.requests}, tagged {@code target=<id>}). Targets beyond it count
+     * together under {@code target="other"}, so a large or churning fleet cannot grow a registry
+     * without bound. The first targets to join take the slots; a target that leaves frees its slot for
+     * the next to join. {@code 0} puts every target under {@code "other"}. Default 100; at most 10000.
+     */
+    public Builder targetMeterLimit(int limit) {
+      requireUnset("targetMeterLimit", this.targetMeterLimit);
+      requireArgument(limit >= 0 && limit <= 10_000, "targetMeterLimit", limit, "0..10000");
+      this.targetMeterLimit = limit;
+      return this;
+    }
+
+    /**
      * Below this percentage of healthy targets, picks go to all targets (panic mode). 0 turns panic
      * mode off. Default 50.
      */
@@ -634,6 +695,14 @@ public final class LoadBalancer implements AutoCloseable {
 
     String localZoneOrDefault() {
       return localZone != null ? localZone : "";
+    }
+
+    String nameOrDefault() {
+      return name != null ? name : service;
+    }
+
+    int targetMeterLimitOrDefault() {
+      return targetMeterLimit != null ? targetMeterLimit : 100;
     }
 
     int panicThresholdOrDefault() {

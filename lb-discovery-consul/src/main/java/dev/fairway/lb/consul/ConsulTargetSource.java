@@ -6,6 +6,7 @@ import static dev.fairway.lb.internal.Args.requireUnset;
 
 import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetSource;
+import dev.fairway.lb.internal.DiscoveryMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -16,6 +17,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -125,7 +127,8 @@ public final class ConsulTargetSource implements TargetSource {
     d.register(this);
     this.metrics = b.meterRegistry == null
         ? DiscoveryMetrics.NOOP
-        : DiscoveryMetrics.micrometer(b.meterRegistry, service, this::stalenessSeconds, this::targetCount);
+        : DiscoveryMetrics.micrometer(b.meterRegistry, service, this::stalenessSeconds, TimeUnit.SECONDS,
+            this::targetCount);
     this.publisher = new TargetPublisher(service, query.datacenter(), metrics);
     this.watch = new HealthWatch(query, d.http(), d.scheduler(), d.ticker(), mapper,
         WakeupLimiter.of(unchanged, d.ticker()), backoff, metrics, publisher::onHealth);

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.DiscoveryMetrics;
 import dev.fairway.lb.internal.Targets;
 import java.lang.System.Logger.Level;
 import java.util.HashSet;

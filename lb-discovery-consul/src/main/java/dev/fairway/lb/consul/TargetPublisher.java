@@ -1,7 +1,8 @@
 package dev.fairway.lb.consul;
 
 import dev.fairway.lb.Target;
-import dev.fairway.lb.internal.Targets;
+import dev.fairway.lb.internal.DiscoveryMetrics;
+import dev.fairway.lb.internal.TargetListPublisher;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -9,19 +10,19 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The list one source publishes: it merges the health watch's targets with each one's round-trip time
- * from the coordinate watch, compares with the current list, and calls the subscribers only on a real
- * change (ids, addresses, weights, zones, health, metadata, round-trip times; order ignored).
+ * from the coordinate watch and hands the result to lb-core's shared {@link TargetListPublisher}, which
+ * compares it with the current list and calls the subscribers only on a real change (ids, addresses,
+ * weights, zones, health, metadata, round-trip times; order ignored).
  *
  * <p>Thread-safety: both watches call in on the discovery's loop thread, subscribers from any thread;
- * every change of state happens under one lock, and {@link #targets()} reads one volatile field.
+ * the merge's state is guarded by one lock, taken before the shared publisher's own (never the other
+ * way round), and {@link #targets()} reads one volatile field.
  */
 final class TargetPublisher {
   private static final System.Logger LOG = System.getLogger(ConsulTargetSource.class.getName());
@@ -39,38 +40,27 @@ final class TargetPublisher {
   private Set<String> coordinateSkipKeys = Set.of();
   private boolean otherDatacenterLogged;
   private boolean closed;
-  private final CopyOnWriteArrayList<Consumer<List<Target>>> listeners = new CopyOnWriteArrayList<>();
-  private final CompletableFuture<List<Target>> ready = new CompletableFuture<>();
-
-  /** Published via volatile; an immutable list sorted by id. */
-  private volatile List<Target> targets = List.of();
+  private final TargetListPublisher published;
 
   TargetPublisher(String service, @Nullable String datacenter, DiscoveryMetrics metrics) {
     this.service = service;
     this.datacenter = datacenter;
     this.metrics = metrics;
+    this.published = new TargetListPublisher(service, "ConsulTargetSource(" + service + ")", LOG, metrics);
   }
 
+  /** The current list: immutable, sorted by id. */
   List<Target> targets() {
-    return targets;
+    return published.targets();
   }
 
   /** Calls {@code listener} with the current list at once, then with every change; closing the result stops it. */
   AutoCloseable subscribe(Consumer<List<Target>> listener) {
-    synchronized (lock) {
-      listeners.add(listener);
-      try {
-        listener.accept(targets);
-      } catch (RuntimeException e) {
-        listeners.remove(listener); // a listener that fails on the first call is not kept
-        throw e;
-      }
-    }
-    return () -> listeners.remove(listener);
+    return published.subscribe(listener);
   }
 
   CompletableFuture<List<Target>> whenReady() {
-    return ready.copy();
+    return published.whenReady();
   }
 
   /** The health watch's every good list. */
@@ -97,9 +87,8 @@ final class TargetPublisher {
   void close() {
     synchronized (lock) {
       closed = true;
-      listeners.clear();
     }
-    ready.completeExceptionally(new CancellationException("ConsulTargetSource(" + service + ") closed"));
+    published.close();
   }
 
   /**
@@ -142,23 +131,6 @@ final class TargetPublisher {
 
   /** Publishes {@code next} when it differs from the current list. Called under {@code lock}. */
   private void publish(List<Target> next) {
-    List<Target> previous = targets;
-    if (!Targets.sameTargets(previous, next)) {
-      if (next.isEmpty() && !previous.isEmpty()) {
-        LOG.log(Level.WARNING, "{0}: Consul now lists no usable instance (had {1}); honouring the empty list",
-            service, previous.size());
-        metrics.emptied();
-      }
-      targets = next;
-      metrics.updated();
-      for (Consumer<List<Target>> l : listeners) {
-        try {
-          l.accept(next);
-        } catch (RuntimeException e) {
-          LOG.log(Level.WARNING, service + ": a target listener failed", e);
-        }
-      }
-    }
-    ready.complete(next);
+    published.publish(next, "Consul now lists no usable instance");
   }
 }

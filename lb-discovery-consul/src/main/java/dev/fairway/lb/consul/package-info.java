@@ -27,12 +27,14 @@
  *       {@code HealthWatch} (the steps: send, read the reply, decide) on {@code WatchSteps} (one request
  *       in flight, one step waiting, nothing escapes); {@code HealthMapper} turns a reply into targets;
  *       {@code WakeupLimiter} (with {@code TokenBucket}) says when to ask next, {@code Backoff} after an
- *       error; {@code TargetPublisher} merges round-trip times, compares and notifies.
+ *       error; {@code TargetPublisher} merges round-trip times and hands the list to lb-core's
+ *       shared {@code TargetListPublisher}, which compares and notifies.
  *   <li>Peer positions: {@code ConsulPeerCoordinate} reads a passing-only {@code ConsulTargetSource} of
  *       its own service, one per service and discovery, shared by its coordinates.
  *   <li>Closeness: {@code CoordinateWatch} (one per discovery), {@code AgentSelf},
  *       {@code NetworkCoordinates} / {@code NetworkCoordinate} (Serf's formula).
- *   <li>{@code DiscoveryMetrics}: the {@code fairway.discovery.*} meters, a no-op without a registry.
+ *   <li>{@code DiscoveryMetrics} (lb-core's {@code dev.fairway.lb.internal}, shared with the other
+ *       discovery modules): the {@code fairway.discovery.*} meters, a no-op without a registry.
  * </ul>
  *
  * <p>A read flows: a step of {@code HealthWatch} sends {@code HealthQuery.pathAndQuery}; the reply

@@ -207,7 +207,7 @@ class ConsulTargetSourceTest {
       assertThat(registry.get("fairway.discovery.updates").tag("service", "orders").counter().count()).isEqualTo(1.0);
       assertThat(registry.get("fairway.discovery.skipped").tags("service", "orders", "reason", "bad_port")
           .counter().count()).isEqualTo(1.0);
-      assertThat(registry.get("fairway.discovery.staleness").tag("service", "orders").gauge().value()).isLessThan(1.0);
+      assertThat(registry.get("fairway.discovery.staleness").tag("service", "orders").timeGauge().value(TimeUnit.SECONDS)).isLessThan(1.0);
 
       fake.register("orders", Instance.of("o2", "10.0.0.2", 8080));
       await(Duration.ofSeconds(1), "o2", () -> s.targets().size() == 2);

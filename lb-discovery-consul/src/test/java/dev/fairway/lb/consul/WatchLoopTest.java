@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.logging.Handler;
@@ -322,9 +323,9 @@ class WatchLoopTest {
     discovery().source("orders").closeness(false).cached().meterRegistry(registry).build();
     http.reply(200, headers("X-Consul-Index", "10", "X-Cache", "HIT", "Age", "7"), list(O1));
 
-    assertThat(registry.get("fairway.discovery.staleness").gauge().value()).isEqualTo(7.0);
+    assertThat(registry.get("fairway.discovery.staleness").timeGauge().value(TimeUnit.SECONDS)).isEqualTo(7.0);
     scheduler.advance(Duration.ofSeconds(3).toNanos());
-    assertThat(registry.get("fairway.discovery.staleness").gauge().value()).isEqualTo(10.0);
+    assertThat(registry.get("fairway.discovery.staleness").timeGauge().value(TimeUnit.SECONDS)).isEqualTo(10.0);
   }
 
   @Test

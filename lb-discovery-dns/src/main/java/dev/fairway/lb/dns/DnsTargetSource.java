@@ -7,6 +7,8 @@ import static dev.fairway.lb.internal.Args.requireUnset;
 
 import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetSource;
+import dev.fairway.lb.internal.DiscoveryMetrics;
+import dev.fairway.lb.internal.TargetListPublisher;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -80,8 +82,10 @@ public final class DnsTargetSource implements TargetSource {
   private final String name;
   private final String service;
   private final @Nullable ScheduledThreadPoolExecutor thread; // null: a test's scheduler
-  private final DnsMetrics metrics;
-  private final TargetPublisher publisher;
+  private static final System.Logger LOG = System.getLogger(DnsTargetSource.class.getName());
+
+  private final DiscoveryMetrics metrics;
+  private final TargetListPublisher publisher;
   private final RefreshLoop loop;
   private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -91,9 +95,10 @@ public final class DnsTargetSource implements TargetSource {
     this.service = b.service != null ? b.service : name;
     this.thread = thread;
     this.metrics = b.meterRegistry == null
-        ? DnsMetrics.NOOP
-        : DnsMetrics.micrometer(b.meterRegistry, service, this::stalenessNanos, this::targetCount);
-    this.publisher = new TargetPublisher(service, metrics);
+        ? DiscoveryMetrics.NOOP
+        : DiscoveryMetrics.micrometer(b.meterRegistry, service, this::stalenessNanos, TimeUnit.NANOSECONDS,
+            this::targetCount);
+    this.publisher = new TargetListPublisher(service, "DnsTargetSource(" + service + ")", LOG, metrics);
     Duration timeout = b.queryTimeout != null ? b.queryTimeout : DEFAULT_QUERY_TIMEOUT;
     Resolution resolution = new Resolution(client, scheduler, timeout.toNanos(), !b.ipv6Only, !b.ipv4Only);
     Name queried = b.name;
@@ -186,7 +191,7 @@ public final class DnsTargetSource implements TargetSource {
   }
 
   private double targetCount() {
-    TargetPublisher p = publisher;
+    TargetListPublisher p = publisher;
     return p == null ? 0 : p.targets().size();
   }
 

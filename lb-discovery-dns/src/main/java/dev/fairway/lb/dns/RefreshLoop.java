@@ -1,5 +1,7 @@
 package dev.fairway.lb.dns;
 
+import dev.fairway.lb.internal.DiscoveryMetrics;
+import dev.fairway.lb.internal.TargetListPublisher;
 import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.util.HashSet;
@@ -43,8 +45,8 @@ final class RefreshLoop {
   private final LongSupplier ticker;
   private final long minNanos;
   private final long maxNanos;
-  private final TargetPublisher publisher;
-  private final DnsMetrics metrics;
+  private final TargetListPublisher publisher;
+  private final DiscoveryMetrics metrics;
   private final long startNanos;
 
   private volatile boolean closed;
@@ -55,8 +57,8 @@ final class RefreshLoop {
   private int failures;
 
   RefreshLoop(String service, Function<Map<Name, List<InetAddress>>, CompletableFuture<Outcome>> resolve,
-      Scheduler scheduler, LongSupplier ticker, long minNanos, long maxNanos, TargetPublisher publisher,
-      DnsMetrics metrics) {
+      Scheduler scheduler, LongSupplier ticker, long minNanos, long maxNanos, TargetListPublisher publisher,
+      DiscoveryMetrics metrics) {
     this.service = service;
     this.resolve = resolve;
     this.scheduler = scheduler;
@@ -134,7 +136,7 @@ final class RefreshLoop {
       LOG.log(Level.INFO, "{0}: DNS answers again after {1} failed refresh(es)", service, failures);
     }
     knownHosts = r.hosts();
-    publisher.publish(r.targets(), r.emptyBecause());
+    publisher.publish(r.targets(), "DNS now gives no target: " + r.emptyBecause());
     long wait = ttlNanos(r.ttlSeconds());
     if (r.errors().isEmpty()) {
       failures = 0;

@@ -17,13 +17,14 @@
  *   <li>One refresh: {@code Resolution} asks the questions (SRV, then hosts' A/AAAA; or A/AAAA), each
  *       with a timeout on the scheduler, and yields an {@code Outcome}.
  *   <li>The cycle: {@code RefreshLoop} (when to ask again: TTL within bounds, or the retry after a
- *       failure), {@code TargetPublisher} (compares and notifies), {@code DnsMetrics} (the
+ *       failure); from lb-core's {@code dev.fairway.lb.internal}, shared with the other discovery
+ *       modules: {@code TargetListPublisher} (compares and notifies) and {@code DiscoveryMetrics} (the
  *       {@code fairway.discovery.*} meters, a no-op without a registry).
  * </ul>
  *
  * <p>A refresh flows: {@code RefreshLoop} asks {@code Resolution} on the source's thread; every reply
  * hops back onto that thread; {@code Lookup} reads it; {@code SrvTargets} maps it; the
- * {@code Outcome} goes to {@code TargetPublisher} (a real answer) or keeps the last list (a failure);
+ * {@code Outcome} goes to {@code TargetListPublisher} (a real answer) or keeps the last list (a failure);
  * {@code RefreshLoop} schedules the next refresh.
  *
  * <p>Nullness: {@link org.jspecify.annotations.NullMarked}, as {@code dev.fairway.lb}: nothing is null

@@ -7,6 +7,8 @@ import static dev.fairway.lb.internal.Args.requireUnsetSecret;
 
 import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetSource;
+import dev.fairway.lb.internal.DiscoveryMetrics;
+import dev.fairway.lb.internal.TargetListPublisher;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.File;
 import java.net.URI;
@@ -99,8 +101,10 @@ public final class KubernetesTargetSource implements TargetSource {
   private final String service;
   private final ClusterConnection connection;
   private final String localZone;
+  private static final System.Logger LOG = System.getLogger(KubernetesTargetSource.class.getName());
+
   private final DiscoveryMetrics metrics;
-  private final TargetPublisher publisher;
+  private final TargetListPublisher publisher;
   private final SliceWatch watch;
   private final ScheduledThreadPoolExecutor loop;
   private final ThreadPoolExecutor httpWorker;
@@ -119,8 +123,9 @@ public final class KubernetesTargetSource implements TargetSource {
       ApiHttp http = new JdkApiHttp(connection, CONNECT_TIMEOUT, httpWorker);
       this.metrics = b.meterRegistry == null
           ? DiscoveryMetrics.NOOP
-          : DiscoveryMetrics.micrometer(b.meterRegistry, service, this::stalenessNanos, this::targetCount);
-      this.publisher = new TargetPublisher(service, metrics);
+          : DiscoveryMetrics.micrometer(b.meterRegistry, service, this::stalenessNanos, TimeUnit.NANOSECONDS,
+              this::targetCount);
+      this.publisher = new TargetListPublisher(service, "KubernetesTargetSource(" + service + ")", LOG, metrics);
       Duration initial = b.backoffInitial == null ? DEFAULT_BACKOFF_INITIAL : b.backoffInitial;
       Duration max = b.backoffMax == null ? DEFAULT_BACKOFF_MAX : b.backoffMax;
       Backoff backoff = new Backoff(initial.toNanos(), max.toNanos(), () -> ThreadLocalRandom.current().nextDouble());
@@ -147,12 +152,12 @@ public final class KubernetesTargetSource implements TargetSource {
           () -> ThreadLocalRandom.current().nextDouble(), backoff, metrics, new SliceWatch.Sink() {
             @Override
             public void publish(List<Target> targets) {
-              publisher.publish(targets);
+              publisher.publish(targets, "the EndpointSlices now hold no usable endpoint");
             }
 
             @Override
             public void refused(KubernetesApiException e) {
-              publisher.refused(e);
+              publisher.failReady(e);
             }
           });
     } catch (RuntimeException e) {
@@ -247,7 +252,7 @@ public final class KubernetesTargetSource implements TargetSource {
   }
 
   private double targetCount() {
-    TargetPublisher p = publisher;
+    TargetListPublisher p = publisher;
     return p == null ? 0 : p.targets().size();
   }
 

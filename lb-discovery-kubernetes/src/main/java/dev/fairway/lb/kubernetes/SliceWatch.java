@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.DiscoveryMetrics;
 import java.lang.System.Logger.Level;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpTimeoutException;

@@ -19,12 +19,13 @@
  *   <li>The decision, pure: {@code SliceParser} reads one slice ({@code Slice}, entry by entry, with a
  *       {@code Skip} for what it cannot use); {@code EndpointMerge} turns all slices into targets (ports
  *       by {@code PortChoice}, once per address and per Pod, conditions, hints).
- *   <li>Out: {@code TargetPublisher} (compare, notify, {@code whenReady}), {@code DiscoveryMetrics} (the
+ *   <li>Out, shared with the other discovery modules in lb-core's {@code dev.fairway.lb.internal}:
+ *       {@code TargetListPublisher} (compare, notify, {@code whenReady}), {@code DiscoveryMetrics} (the
  *       {@code fairway.discovery.*} meters, a no-op without a registry).
  * </ul>
  *
  * <p>A change flows: a watch line hops onto the loop thread; {@code SliceWatch} parses the slice with
- * {@code SliceParser} and stores it; {@code EndpointMerge} merges all slices; {@code TargetPublisher}
+ * {@code SliceParser} and stores it; {@code EndpointMerge} merges all slices; {@code TargetListPublisher}
  * publishes the list if it differs, and the balancer rebuilds its snapshot.
  *
  * <p>Nullness: {@link org.jspecify.annotations.NullMarked}: nothing is null unless annotated

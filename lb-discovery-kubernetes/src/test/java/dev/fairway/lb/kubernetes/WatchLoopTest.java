@@ -3,6 +3,7 @@ package dev.fairway.lb.kubernetes;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.DiscoveryMetrics;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;

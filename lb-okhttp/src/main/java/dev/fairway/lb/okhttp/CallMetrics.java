@@ -1,5 +1,6 @@
 package dev.fairway.lb.okhttp;
 
+import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.LoadBalancerListener;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.LoadReportMeters;
@@ -12,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -85,8 +87,9 @@ class CallMetrics implements LoadBalancerListener {
     return LoadReportMeters.NOOP;
   }
 
-  static CallMetrics micrometer(MeterRegistry registry, String service) {
-    return new MicrometerCallMetrics(registry, service);
+  /** Meters for the calls {@code lb} balances, in {@code registry} (the balancer's own). */
+  static CallMetrics micrometer(MeterRegistry registry, LoadBalancer lb) {
+    return new MicrometerCallMetrics(registry, lb.service(), lb.name(), lb::targetTag);
   }
 
   /**
@@ -106,18 +109,27 @@ class CallMetrics implements LoadBalancerListener {
   }
 
   /**
-   * {@code fairway.requests{service,target,outcome}} (one timing per attempt, from sending it until
-   * its response body is consumed or closed), {@code fairway.retries{service,reason}}, {@code
-   * fairway.retry.budget.exhausted{service}}, {@code fairway.leaked.responses{service}}, a hold on
-   * the service's {@code fairway.load.reports} ({@link LoadReportMeters}: parsed and malformed
-   * reports are counted there by {@link dev.fairway.lb.internal.OutcomeRule}), and when hedging:
-   * {@code fairway.hedges{service,result}} (result {@code sent}, {@code won},
-   * {@code budget_exhausted} or {@code no_capacity}, each registered on first use) and the gauge {@code
-   * fairway.hedges.extra.load{service}}.
+   * {@code fairway.requests{service,balancer,target,outcome}} (one timing per attempt, from sending it
+   * until its response body is consumed or closed), {@code fairway.retries{service,balancer,reason}},
+   * {@code fairway.retry.budget.exhausted{service,balancer}}, {@code
+   * fairway.leaked.responses{service,balancer}}, a hold on the service's {@code fairway.load.reports}
+   * ({@link LoadReportMeters}: parsed and malformed reports are counted there by {@link
+   * dev.fairway.lb.internal.OutcomeRule}), and when hedging: {@code fairway.hedges{service,balancer,result}}
+   * (result {@code sent}, {@code won}, {@code budget_exhausted} or {@code no_capacity}, each registered
+   * on first use) and the gauge {@code fairway.hedges.extra.load{service,balancer}}.
+   *
+   * <p>{@code balancer} is {@link LoadBalancer#name()}, as on the balancer's own meters. The {@code
+   * target} tag is {@link LoadBalancer#targetTag}: a target beyond the balancer's
+   * {@code targetMeterLimit} records into the timers tagged {@code target="other"}, which stay until
+   * the balancer closes; a target with series of its own loses them when it leaves.
    */
   static final class MicrometerCallMetrics extends CallMetrics {
     private final MeterRegistry registry;
     private final String service;
+    private final String balancer;
+    private final Function<Target, String> targetTag;
+    /** The timers every target beyond the limit shares; retired only when the balancer closes. */
+    private final TargetTimers otherTimers;
     private final ConcurrentMap<String, TargetTimers> timersByTarget = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Counter> retriesByReason = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Counter> hedgesByResult = new ConcurrentHashMap<>();
@@ -128,13 +140,17 @@ class CallMetrics implements LoadBalancerListener {
     private final Counter budgetExhausted;
     private volatile boolean closed;
 
-    MicrometerCallMetrics(MeterRegistry registry, String service) {
+    MicrometerCallMetrics(MeterRegistry registry, String service, String balancer, Function<Target, String> targetTag) {
       this.registry = registry;
       this.service = service;
+      this.balancer = balancer;
+      this.targetTag = targetTag;
+      this.otherTimers = new TargetTimers("other");
       this.budgetExhausted =
           Counter.builder("fairway.retry.budget.exhausted")
               .description("Retries not made because the service's retry budget was spent")
               .tag("service", service)
+              .tag("balancer", balancer)
               .register(registry);
       this.loadReports = LoadReportMeters.acquire(registry, service);
     }
@@ -143,6 +159,7 @@ class CallMetrics implements LoadBalancerListener {
       return Timer.builder("fairway.requests")
           .description("Attempts sent through the balancing interceptor, until their body was consumed or closed")
           .tag("service", service)
+          .tag("balancer", balancer)
           .tag("target", target)
           .tag("outcome", outcome.tag)
           .register(registry);
@@ -157,7 +174,9 @@ class CallMetrics implements LoadBalancerListener {
     TargetTimers timers(Target target) {
       TargetTimers timers = timersByTarget.get(target.id());
       if (timers == null) {
-        timers = timersByTarget.computeIfAbsent(target.id(), TargetTimers::new);
+        String tag = targetTag.apply(target);
+        timers = timersByTarget.computeIfAbsent(target.id(),
+            id -> tag.equals(id) ? new TargetTimers(id) : otherTimers);
         if (closed) {
           retire(timers); // picked just before the balancer closed: record nothing new
         }
@@ -206,6 +225,7 @@ class CallMetrics implements LoadBalancerListener {
             Counter.builder("fairway.retries")
                 .description("Attempts repeated on another target")
                 .tag("service", service)
+                .tag("balancer", balancer)
                 .tag("reason", r)
                 .register(registry)));
       }
@@ -223,6 +243,7 @@ class CallMetrics implements LoadBalancerListener {
             Counter.builder("fairway.hedges")
                 .description("Hedged calls: second copies sent, won (their response was used), or not sent for lack of budget or of a free worker")
                 .tag("service", service)
+                .tag("balancer", balancer)
                 .tag("result", r)
                 .register(registry)));
       }
@@ -234,6 +255,7 @@ class CallMetrics implements LoadBalancerListener {
       extraLoad = Gauge.builder("fairway.hedges.extra.load", hedging, ServiceHedging::extraLoad)
           .description("Hedges sent per call of the service over the last 10 s (0.05 = 5% extra calls)")
           .tag("service", service)
+          .tag("balancer", balancer)
           .strongReference(true)
           .register(registry);
     }
@@ -253,6 +275,7 @@ class CallMetrics implements LoadBalancerListener {
         counter = unlessClosed(Counter.builder("fairway.leaked.responses")
             .description("Response bodies garbage-collected unclosed; their in-flight slots were freed then")
             .tag("service", service)
+            .tag("balancer", balancer)
             .register(registry));
         leaked = counter;
       }
@@ -267,7 +290,7 @@ class CallMetrics implements LoadBalancerListener {
     @Override
     public void targetRemoved(Target target) {
       TargetTimers timers = timersByTarget.remove(target.id());
-      if (timers != null) {
+      if (timers != null && timers != otherTimers) {
         retire(timers);
       }
     }
@@ -280,6 +303,7 @@ class CallMetrics implements LoadBalancerListener {
         retire(timers);
       }
       timersByTarget.clear();
+      retire(otherTimers);
       retriesByReason.values().forEach(registry::remove);
       retriesByReason.clear();
       hedgesByResult.values().forEach(registry::remove);

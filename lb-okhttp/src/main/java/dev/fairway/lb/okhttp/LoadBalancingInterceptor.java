@@ -4,6 +4,7 @@ import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.internal.Args;
 import dev.fairway.lb.internal.OutcomeRule;
 import io.github.resilience4j.core.IntervalFunction;
+import io.micrometer.observation.ObservationRegistry;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -124,6 +125,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
   final long bufferBodiesUpTo;
   final Sleeper sleeper;
   final @Nullable Hedger hedger; // null: no hedging
+  private final @Nullable CallObservation observation; // null: no ObservationRegistry given
 
   private LoadBalancingInterceptor(Builder b) {
     this.hedger = b.hedging == null ? null
@@ -133,7 +135,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
     Map<String, ServiceRoute> built = new HashMap<>();
     for (Map.Entry<String, LoadBalancer> e : b.services.entrySet()) {
       LoadBalancer lb = e.getValue();
-      CallMetrics metrics = lb.meterRegistry().map(r -> CallMetrics.micrometer(r, lb.service())).orElse(CallMetrics.NOOP);
+      CallMetrics metrics = lb.meterRegistry().map(r -> CallMetrics.micrometer(r, lb)).orElse(CallMetrics.NOOP);
       AttemptBudget budget = new AttemptBudget(b.percentCanRetry(), b.minRetriesPerSecond(), b.ticker);
       built.put(e.getKey(), new ServiceRoute(e.getKey(), lb, budget, metrics, hedger, b.failureStatusCodes()));
     }
@@ -144,6 +146,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
     this.keepLogicalHostHeader = b.keepLogicalHostHeader != null && b.keepLogicalHostHeader;
     this.bufferBodiesUpTo = b.bufferBodiesUpTo != null ? b.bufferBodiesUpTo : 64 * 1024;
     this.sleeper = b.sleeper;
+    this.observation = b.observationRegistry == null ? null : new CallObservation(b.observationRegistry);
   }
 
   public static Builder builder() {
@@ -165,6 +168,10 @@ public final class LoadBalancingInterceptor implements Interceptor {
     ServiceRoute route = onlyRoute != null ? (onlyRoute.host.equals(host) ? onlyRoute : null) : routes.get(host);
     if (route == null) {
       return chain.proceed(chain.request());
+    }
+    CallObservation observing = observation;
+    if (observing != null) {
+      return observing.observe(route, () -> new BalancedCall(chain, route, this).proceed());
     }
     return new BalancedCall(chain, route, this).proceed();
   }
@@ -201,6 +208,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
     private @Nullable IntervalFunction backoff;
     private @Nullable Long bufferBodiesUpTo;
     private @Nullable HedgingPolicy hedging;
+    private @Nullable ObservationRegistry observationRegistry;
     LongSupplier ticker = System::nanoTime;
     Sleeper sleeper = Sleeper.CANCELLABLE;
     Hedger.@Nullable Scheduler hedgeScheduler;
@@ -346,6 +354,20 @@ public final class LoadBalancingInterceptor implements Interceptor {
     /** How backoffs wait. For tests. */
     Builder sleeper(Sleeper sleeper) {
       this.sleeper = sleeper;
+      return this;
+    }
+
+    /**
+     * Wraps each balanced call in a Micrometer {@code Observation} named {@code fairway.call}, tagged
+     * {@code service} (low cardinality) and, once a response came back, {@code target} (high
+     * cardinality: the {@code host:port} that answered), so tracing sees which instance served it.
+     * It spans the call from entering the interceptor, over retries, until the response headers
+     * are back or the call failed. Default: none, and then no observation work at all.
+     */
+    public Builder observationRegistry(ObservationRegistry registry) {
+      Args.requireUnset("observationRegistry", this.observationRegistry);
+      Args.requireArgument(registry != null, "observationRegistry", null, "an ObservationRegistry");
+      this.observationRegistry = registry;
       return this;
     }
 

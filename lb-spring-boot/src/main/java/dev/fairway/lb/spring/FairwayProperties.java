@@ -93,6 +93,12 @@ public class FairwayProperties {
     private @Nullable Integer panicThreshold;
 
     /**
+     * How many instances get meters of their own (target tag = the instance's id); the others count
+     * together under target "other". 0 puts every instance under "other". Default 100.
+     */
+    private @Nullable Integer targetMeterLimit;
+
+    /**
      * The caller's zone, for zone-aware routing over the instances' "zone" metadata. Default:
      * spring.cloud.loadbalancer.zone, else none.
      */
@@ -150,6 +156,14 @@ public class FairwayProperties {
 
     public void setPanicThreshold(@Nullable Integer panicThreshold) {
       this.panicThreshold = panicThreshold;
+    }
+
+    public @Nullable Integer getTargetMeterLimit() {
+      return targetMeterLimit;
+    }
+
+    public void setTargetMeterLimit(@Nullable Integer targetMeterLimit) {
+      this.targetMeterLimit = targetMeterLimit;
     }
 
     public @Nullable String getLocalZone() {

@@ -22,8 +22,9 @@ import org.springframework.cloud.client.ServiceInstance;
  *
  * <p>Bad data is skipped entry by entry: an instance without a usable host or port, with a weight
  * that is not an integer in 1..1000000, or with an id already seen in the same list is left out,
- * counted in {@code fairway.discovery.rejected} (tags {@code service}, {@code reason} = {@code
- * address}, {@code weight} or {@code duplicate}) and logged (once for each new set of rejections, not
+ * counted in {@code fairway.discovery.skipped} (tags {@code service}, {@code reason} = {@code
+ * address}, {@code weight} or {@code duplicate}; the name every discovery module counts such entries
+ * under) and logged (once for each new set of rejections, not
  * on every list). A list whose every entry is bad changes nothing: the last good list stays in
  * service. An empty list is taken as it is.
  *
@@ -208,8 +209,8 @@ final class InstanceTargets {
     if (r == null) {
       return;
     }
-    rejectedCounters.computeIfAbsent(reason, why -> Counter.builder("fairway.discovery.rejected")
-        .description("Discovered instances left out for bad data")
+    rejectedCounters.computeIfAbsent(reason, why -> Counter.builder("fairway.discovery.skipped")
+        .description("Discovered entries that could not become targets")
         .tag("service", service).tag("reason", why).register(r)).increment();
   }
 }

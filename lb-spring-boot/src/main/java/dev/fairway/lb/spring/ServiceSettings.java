@@ -30,6 +30,7 @@ final class ServiceSettings {
   final @Nullable Strategy strategy;
   final @Nullable Duration slowStart;
   final @Nullable Integer panicThreshold;
+  final @Nullable Integer targetMeterLimit;
   final String localZone;
   final PassiveHealth passiveHealth;
   final int[] failureStatusCodes;
@@ -73,6 +74,8 @@ final class ServiceSettings {
     Value<String> zone = r.get(FairwayProperties.Service::getLocalZone, "local-zone");
     this.slowStart = slow.value();
     this.panicThreshold = panic.value();
+    Value<Integer> meterLimit = r.get(FairwayProperties.Service::getTargetMeterLimit, "target-meter-limit");
+    this.targetMeterLimit = meterLimit.value();
     this.localZone = zone.value() != null ? zone.value() : cloudZone;
     // Each value through the builder's own check, so the message is the SDK's, with the property's name.
     LoadBalancer.Builder probe = LoadBalancer.builder(service);
@@ -81,6 +84,9 @@ final class ServiceSettings {
     }
     if (panicThreshold != null) {
       check(panic.property(), () -> probe.panicThreshold(panicThreshold));
+    }
+    if (targetMeterLimit != null) {
+      check(meterLimit.property(), () -> probe.targetMeterLimit(targetMeterLimit));
     }
     check(zone.value() != null ? zone.property() : "spring.cloud.loadbalancer.zone", () -> probe.localZone(localZone));
 
@@ -244,6 +250,9 @@ final class ServiceSettings {
     }
     if (panicThreshold != null) {
       b.panicThreshold(panicThreshold);
+    }
+    if (targetMeterLimit != null) {
+      b.targetMeterLimit(targetMeterLimit);
     }
     if (activeHealth != null) {
       b.activeHealth(activeHealth);

@@ -68,6 +68,7 @@ class ConfigurationMetadataTest {
     expected.put("fairway.default.strategy", "least-queueing");
     expected.put("fairway.default.slow-start", "0s");
     expected.put("fairway.default.panic-threshold", 50);
+    expected.put("fairway.default.target-meter-limit", 100);
     expected.put("fairway.default.passive-health.enabled", true);
     expected.put("fairway.default.passive-health.consecutive-failures", 5);
     expected.put("fairway.default.passive-health.max-ejection-percent", 50);

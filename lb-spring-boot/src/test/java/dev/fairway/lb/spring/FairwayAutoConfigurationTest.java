@@ -227,6 +227,7 @@ class FairwayAutoConfigurationTest {
         "fairway.services.orders.strategy=least-response-time",
         "fairway.services.orders.slow-start=30s",
         "fairway.services.orders.panic-threshold=20",
+        "fairway.default.target-meter-limit=7",
         "fairway.services.orders.passive-health.consecutive-failures=3",
         "fairway.services.orders.passive-health.max-ejection-percent=34",
         "fairway.services.orders.failure-status-codes=500,502",
@@ -238,6 +239,7 @@ class FairwayAutoConfigurationTest {
           assertThat(orders.strategy.name()).isEqualTo("least-response-time");
           assertThat(orders.slowStart).isEqualTo(Duration.ofSeconds(30));
           assertThat(orders.panicThreshold).isEqualTo(20);
+          assertThat(orders.targetMeterLimit).isEqualTo(7);
           assertThat(orders.localZone).isEqualTo("us-1");
           assertThat(orders.passiveHealth).hasToString(
               "PassiveHealth{consecutiveFailures=3, maxEjectionPercent=34, failureRateThreshold=50.0%}");
@@ -348,6 +350,7 @@ class FairwayAutoConfigurationTest {
       "fairway.services.orders.slow-start=2h|fairway.services.orders.slow-start: PT2H (expected: 0s..1h)",
       "fairway.services.orders.panic-threshold=101|fairway.services.orders.panic-threshold: 101 (expected: 0..100)",
       "fairway.default.panic-threshold=-1|fairway.default.panic-threshold: -1 (expected: 0..100)",
+      "fairway.services.orders.target-meter-limit=-1|fairway.services.orders.target-meter-limit: -1 (expected: 0..10000)",
       "fairway.services.orders.passive-health.consecutive-failures=-1|"
           + "fairway.services.orders.passive-health.consecutive-failures: -1 (expected: 0..1000)",
       "fairway.services.orders.passive-health.max-ejection-percent=101|"

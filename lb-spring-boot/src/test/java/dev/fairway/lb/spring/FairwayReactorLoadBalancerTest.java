@@ -349,8 +349,8 @@ class FairwayReactorLoadBalancerTest {
     choose();
     assertThat(fairway().status()).extracting(s -> s.target().id() + "/" + s.target().weight() + "/" + s.target().zone())
         .containsExactly("a/3/eu-1", "127.0.0.1:8085/1/");
-    assertThat(meters.get("fairway.discovery.rejected").tag("reason", "weight").counter().count()).isEqualTo(2.0);
-    assertThat(meters.get("fairway.discovery.rejected").tag("reason", "duplicate").counter().count()).isEqualTo(1.0);
+    assertThat(meters.get("fairway.discovery.skipped").tag("reason", "weight").counter().count()).isEqualTo(2.0);
+    assertThat(meters.get("fairway.discovery.skipped").tag("reason", "duplicate").counter().count()).isEqualTo(1.0);
 
     list.set(List.of(instance("x", 8090, Map.of("weight", "-3"))));
     choose();

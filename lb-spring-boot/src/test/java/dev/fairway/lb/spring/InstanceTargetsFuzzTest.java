@@ -54,7 +54,7 @@ class InstanceTargetsFuzzTest {
       assertThat(t.weight()).isBetween(1, Target.MAX_WEIGHT);
       assertThat(mapping.instanceOf(t)).isNotNull();
     }
-    double rejected = registry.find("fairway.discovery.rejected").counters().stream().mapToDouble(Counter::count)
+    double rejected = registry.find("fairway.discovery.skipped").counters().stream().mapToDouble(Counter::count)
         .sum();
     assertThat(targets.size() + rejected).as("each instance is a target or counted as rejected")
         .isEqualTo(instances.size());
