@@ -32,7 +32,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
     return new AttachedStrategy() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
-        return new LeastConnectionsSelector(snapshot, context.random, context.tauNanos);
+        return new LeastConnectionsSelector(snapshot, context.random, context.reportJudge);
       }
     };
   }
@@ -47,13 +47,13 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
     private final long[] weights;
     private final @Nullable WeightedSampler sampler; // null: few enough targets to scan them all
     private final RandomSource random;
-    /** For the latency average of a target whose reports are not used ({@link TargetLoad#fleetLoad}). */
-    private final double stepsPerNano;
+    /** Weighs each target's load report ({@link TargetLoad#fleetLoad}). */
+    private final ReportJudge judge;
     /** Round-trip ranks for ties ({@link Selector#roundTripRanks}); null when none is known. */
     private final long @Nullable [] roundTrip;
 
-    LeastConnectionsSelector(TargetSnapshot snapshot, RandomSource random, double tauNanos) {
-      this.stepsPerNano = TargetLoad.DECAY_STEPS_PER_TAU / tauNanos;
+    LeastConnectionsSelector(TargetSnapshot snapshot, RandomSource random, ReportJudge judge) {
+      this.judge = judge;
       this.targets = snapshot.pickable;
       this.weights = snapshot.weights;
       this.roundTrip = roundTripRanks(targets);
@@ -65,6 +65,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
     @Override
     @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos) {
       int n = targets.length;
+      double scale = judge.scale();
       int best = -1;
       double bestLoad = 0;
       if (sampler == null) {
@@ -78,7 +79,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
           if (excluded(t, exclude)) {
             continue;
           }
-          double load = t.fleetLoad(nowNanos, stepsPerNano);
+          double load = t.fleetLoad(nowNanos, scale);
           if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])
               || (roundTrip != null && roundTrip[i] < roundTrip[best]
                   && !lessLoaded(bestLoad, weights[best], load, weights[i]))) {
@@ -94,7 +95,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
         if (excluded(t, exclude)) {
           continue;
         }
-        double load = t.fleetLoad(nowNanos, stepsPerNano);
+        double load = t.fleetLoad(nowNanos, scale);
         if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])) {
           best = i;
           bestLoad = load;

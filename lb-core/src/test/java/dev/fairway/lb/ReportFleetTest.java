@@ -186,7 +186,10 @@ class ReportFleetTest {
 
   /**
    * A target that lies or whose reports froze costs at most 3 points of throughput against the same
-   * fleet with every target honest, and draws at most 1.2 x its capacity share of the calls.
+   * fleet with every target honest, and draws at most 1.2 x its capacity share of the calls, or of
+   * the share the strategy gives it with no reports at all where that is more: power of two choices
+   * at 1 client sends target 4 1.32 x its capacity share with no report anywhere (it compares two
+   * random targets' counts, never their speed), which no judgement of reports can change.
    */
   @ParameterizedTest(name = "{0}, {1} clients, {2}")
   @CsvSource({
@@ -197,9 +200,10 @@ class ReportFleetTest {
       "power-of-two-choices, 50, FROZEN",
   })
   void aLiarOrAFrozenReport_isBounded(String strategy, int clients, Style style) throws Exception {
+    Fleet none = fleet(strategy, clients, Style.NONE);
     Fleet honest = fleet(strategy, clients, Style.UNCAPPED);
     Fleet lied = fleet(strategy, clients, style);
     assertThat(lied.throughput()).isGreaterThanOrEqualTo(honest.throughput() - 0.03);
-    assertThat(lied.share(3)).isLessThanOrEqualTo(1.2 * LIAR_CAPACITY_SHARE);
+    assertThat(lied.share(3)).isLessThanOrEqualTo(1.2 * Math.max(LIAR_CAPACITY_SHARE, none.share(3)));
   }
 }
