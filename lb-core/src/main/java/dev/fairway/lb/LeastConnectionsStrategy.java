@@ -8,10 +8,11 @@ import org.jspecify.annotations.Nullable;
  * or, while the target's load report is fresh ({@link Pick#reportLoad}), the reported count from
  * every client plus this balancer's calls since the report ({@link TargetLoad#fleetInFlight}):
  * in a fleet of many clients each balancer holds one or two calls per target, too few to tell
- * targets apart, and the report is what makes least connections work there. A target whose reports
- * disagree with what this balancer sees ({@link TargetLoad#recordReport}) is counted by its latency
- * instead ({@link TargetLoad#fleetLoad}), not at this balancer's own count: a target that always
- * reports 0 would otherwise carry N times an honest one's load among N clients. Up to {@value #FULL_SCAN_LIMIT} targets every one is
+ * targets apart, and the report is what makes least connections work there. A report counts as far
+ * as {@link ReportJudge} trusts it; the rest of a target's count is what this balancer's own traffic
+ * there implies on the fleet's scale, not its own count alone: a target that always reports 0 would
+ * otherwise carry N times an honest one's load among N clients. Counts are whole calls. Up to
+ * {@value #FULL_SCAN_LIMIT} targets every one is
  * compared, starting at a random position so that ties do not favour the first target; above that a
  * weighted sample of {@value #SAMPLES} is compared, which keeps a pick O(1). Among equally loaded
  * targets the closer one by {@link Target#roundTripNanos()} wins (unknown last), and among equally

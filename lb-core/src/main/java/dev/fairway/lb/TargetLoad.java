@@ -93,8 +93,6 @@ abstract class TargetLoad extends TargetLoadPadBefore {
   volatile double reportedWorkers;
   /** The most calls of this balancer that were on the target when one of its reports arrived. */
   volatile int peakOwnAtReport;
-  /** Workers the latest kept report implies, capped, even where {@link #reportedWorkers} believes fewer: for {@link #fleetLoad}. */
-  volatile double queueWorkers;
   /** True if the latest kept report claimed a free worker only thanks to implying more workers than the cap. */
   volatile boolean reportCapped;
   /** Reports in a row that disagreed with what this balancer saw. */
@@ -186,9 +184,11 @@ abstract class TargetLoad extends TargetLoadPadBefore {
   static final long DISTRUST_MAX_NANOS = java.time.Duration.ofMinutes(4).toNanos();
 
   /**
-   * Judges a report from the target at {@code nowNanos}, the answer to a call that took {@code
-   * latencyNanos}, against what this balancer sees itself, and keeps it only if it agrees. The
-   * rules, all on this path so that a pick reads only the result:
+   * Least queueing's rules: judges a report from the target at {@code nowNanos}, the answer to a
+   * call that took {@code latencyNanos}, against what this balancer sees itself, and keeps it only if
+   * it agrees. Least queueing reads what is kept (its free-worker test); least connections and power
+   * of two choices read only the fresh count, weighed by {@link ReportJudge}, whose one trust value
+   * replaces these rules for them. The rules, all on this path so that a pick reads only the result:
    *
    * <ul>
    *   <li><b>Not fewer calls than ours.</b> Our own calls on the target ({@code own}, the answering
@@ -206,7 +206,7 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    *       cap while claiming fewer calls than the cap ({@link #reportCapped}: its free workers exist
    *       only by the claim) counts as many workers as we ourselves had calls there at a report or
    *       learned, at least 1, for least queueing's free-worker test ({@link #reportedWorkers}); the
-   *       capped count stays for the estimate of {@link #fleetLoad} ({@link #queueWorkers}). Why:
+   *       capped count only bounds the claim. Why:
    *       every client of a fleet hears the same claim, so 8 x a client's 1 or 2 calls is 7 to 15
    *       free workers in each of 50 clients; in the fleet simulation ({@code PlausibleReportTest})
    *       the liar's queue went from 24 to 96 calls within 3 s on its first reports. An honest
@@ -235,7 +235,7 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    *       and at most 240 s if it happens again within 4 minutes of the last fallback's end (as
    *       Envoy's outlier detection lengthens each ejection): it is scored as if it never reported.
    *       Its reports meanwhile are discarded unread ({@link #REPORT_DISTRUSTED}); for the
-   *       strategies that count calls see {@link #fleetLoad}. An agreeing report ends the streak.
+   *       strategies that count calls see {@link ReportJudge}. An agreeing report ends the streak.
    * </ul>
    *
    * <p>NaN or negative values are not kept (the field keeps NaN); a report with neither value
@@ -301,7 +301,6 @@ abstract class TargetLoad extends TargetLoadPadBefore {
     reportedInFlight = r ? requestsInFlight : Double.NaN;
     reportedWorkers = workers;
     reportCapped = capped;
-    queueWorkers = cappedWorkers;
     inFlightAtReport = own;
     reportStampNanos = nowNanos;
     reported = true;
