@@ -12,6 +12,8 @@ final class BalancerContext {
   final double tauNanos;
   /** Whether other clients load this balancer's targets: the one mutable, shared part. */
   final OtherClients otherClients = new OtherClients();
+  /** How far load reports count for the strategies that compare counts: shared, like {@link #otherClients}. */
+  final ReportJudge reportJudge = new ReportJudge();
 
   BalancerContext(String service, RandomSource random, LongSupplier ticker, String localZone, double tauNanos) {
     this.service = service;

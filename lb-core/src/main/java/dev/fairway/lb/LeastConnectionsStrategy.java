@@ -8,10 +8,11 @@ import org.jspecify.annotations.Nullable;
  * or, while the target's load report is fresh ({@link Pick#reportLoad}), the reported count from
  * every client plus this balancer's calls since the report ({@link TargetLoad#fleetInFlight}):
  * in a fleet of many clients each balancer holds one or two calls per target, too few to tell
- * targets apart, and the report is what makes least connections work there. A target whose reports
- * disagree with what this balancer sees ({@link TargetLoad#recordReport}) is counted by its latency
- * instead ({@link TargetLoad#fleetLoad}), not at this balancer's own count: a target that always
- * reports 0 would otherwise carry N times an honest one's load among N clients. Up to {@value #FULL_SCAN_LIMIT} targets every one is
+ * targets apart, and the report is what makes least connections work there. A report counts as far
+ * as {@link ReportJudge} trusts it; the rest of a target's count is what this balancer's own traffic
+ * there implies on the fleet's scale, not its own count alone: a target that always reports 0 would
+ * otherwise carry N times an honest one's load among N clients. Counts are whole calls. Up to
+ * {@value #FULL_SCAN_LIMIT} targets every one is
  * compared, starting at a random position so that ties do not favour the first target; above that a
  * weighted sample of {@value #SAMPLES} is compared, which keeps a pick O(1). Among equally loaded
  * targets the closer one by {@link Target#roundTripNanos()} wins (unknown last), and among equally
@@ -32,7 +33,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
     return new AttachedStrategy() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
-        return new LeastConnectionsSelector(snapshot, context.random, context.tauNanos);
+        return new LeastConnectionsSelector(snapshot, context.random, context.reportJudge);
       }
     };
   }
@@ -47,13 +48,13 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
     private final long[] weights;
     private final @Nullable WeightedSampler sampler; // null: few enough targets to scan them all
     private final RandomSource random;
-    /** For the latency average of a target whose reports are not used ({@link TargetLoad#fleetLoad}). */
-    private final double stepsPerNano;
+    /** Weighs each target's load report ({@link TargetLoad#fleetLoad}). */
+    private final ReportJudge judge;
     /** Round-trip ranks for ties ({@link Selector#roundTripRanks}); null when none is known. */
     private final long @Nullable [] roundTrip;
 
-    LeastConnectionsSelector(TargetSnapshot snapshot, RandomSource random, double tauNanos) {
-      this.stepsPerNano = TargetLoad.DECAY_STEPS_PER_TAU / tauNanos;
+    LeastConnectionsSelector(TargetSnapshot snapshot, RandomSource random, ReportJudge judge) {
+      this.judge = judge;
       this.targets = snapshot.pickable;
       this.weights = snapshot.weights;
       this.roundTrip = roundTripRanks(targets);
@@ -65,6 +66,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
     @Override
     @Nullable TrackedTarget select(@Nullable String key, @Nullable Set<Target> exclude, long nowNanos) {
       int n = targets.length;
+      double scale = judge.scale();
       int best = -1;
       double bestLoad = 0;
       if (sampler == null) {
@@ -78,7 +80,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
           if (excluded(t, exclude)) {
             continue;
           }
-          double load = t.fleetLoad(nowNanos, stepsPerNano);
+          double load = t.fleetLoad(nowNanos, scale);
           if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])
               || (roundTrip != null && roundTrip[i] < roundTrip[best]
                   && !lessLoaded(bestLoad, weights[best], load, weights[i]))) {
@@ -94,7 +96,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
         if (excluded(t, exclude)) {
           continue;
         }
-        double load = t.fleetLoad(nowNanos, stepsPerNano);
+        double load = t.fleetLoad(nowNanos, scale);
         if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])) {
           best = i;
           bestLoad = load;

@@ -20,7 +20,7 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
     return new AttachedStrategy() {
       @Override
       Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous) {
-        return new P2cSelector(snapshot, context.random, context.tauNanos);
+        return new P2cSelector(snapshot, context.random, context.reportJudge);
       }
     };
   }
@@ -30,13 +30,13 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
     private final long[] weights;
     private final WeightedSampler sampler;
     private final RandomSource random;
-    /** For the latency average of a target whose reports are not used ({@link TargetLoad#fleetLoad}). */
-    private final double stepsPerNano;
+    /** Weighs each target's load report ({@link TargetLoad#fleetLoad}). */
+    private final ReportJudge judge;
     /** Round-trip ranks for ties ({@link Selector#roundTripRanks}); null when none is known. */
     private final long @Nullable [] roundTrip;
 
-    P2cSelector(TargetSnapshot snapshot, RandomSource random, double tauNanos) {
-      this.stepsPerNano = TargetLoad.DECAY_STEPS_PER_TAU / tauNanos;
+    P2cSelector(TargetSnapshot snapshot, RandomSource random, ReportJudge judge) {
+      this.judge = judge;
       this.targets = snapshot.pickable;
       this.roundTrip = roundTripRanks(targets);
       this.weights = snapshot.weights;
@@ -50,6 +50,7 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
       if (n == 1) {
         return excluded(targets[0], exclude) ? null : targets[0];
       }
+      double scale = judge.scale();
       for (int attempt = 0; attempt < 4; attempt++) {
         int a = sampler.sample(random);
         int b = sampler.sampleOther(random, a);
@@ -58,8 +59,8 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
         boolean okA = !excluded(ta, exclude);
         boolean okB = !excluded(tb, exclude);
         if (okA && okB) {
-          double loadA = ta.fleetLoad(nowNanos, stepsPerNano);
-          double loadB = tb.fleetLoad(nowNanos, stepsPerNano);
+          double loadA = ta.fleetLoad(nowNanos, scale);
+          double loadB = tb.fleetLoad(nowNanos, scale);
           if (LeastConnectionsStrategy.lessLoaded(loadB, weights[b], loadA, weights[a])) {
             return tb;
           }

@@ -93,8 +93,6 @@ abstract class TargetLoad extends TargetLoadPadBefore {
   volatile double reportedWorkers;
   /** The most calls of this balancer that were on the target when one of its reports arrived. */
   volatile int peakOwnAtReport;
-  /** Workers the latest kept report implies, capped, even where {@link #reportedWorkers} believes fewer: for {@link #fleetLoad}. */
-  volatile double queueWorkers;
   /** True if the latest kept report claimed a free worker only thanks to implying more workers than the cap. */
   volatile boolean reportCapped;
   /** Reports in a row that disagreed with what this balancer saw. */
@@ -103,6 +101,62 @@ abstract class TargetLoad extends TargetLoadPadBefore {
   volatile long distrustedUntilNanos;
   /** 0 until the first fallback; then how many fallbacks in a row (each one lasts twice the one before). */
   volatile int distrustLevel;
+
+  // What the report judge (ReportJudge) keeps: written on the report path only, read by fleetLoad.
+  /** This balancer's answers with a report from the target, decayed over {@link ReportJudge#WINDOW_NANOS}. */
+  volatile double answerCount;
+  /** Ticker value of the last answer counted in {@link #answerCount}. */
+  volatile long answerStampNanos;
+  /** Ticker value of the first answer counted; meaningful once {@link #answerCount} > 0. */
+  volatile long firstAnswerNanos;
+  /** Average latency of those answers, in nanoseconds; 0 until the first. */
+  volatile double answerLatencyNanos;
+  /** Average of the fleet's calls at the target as its reports said (never below ours); 0 until the first. */
+  volatile double judgedFleet;
+  /** How far the target's reports are believed, 0..1 ({@link ReportJudge}); 0 until they agree. */
+  volatile double trust;
+
+  /** Counts an answer with a report at {@code nowNanos} that took {@code latencyNanos}, for {@link #ownCalls}. */
+  final void recordAnswer(long nowNanos, long latencyNanos) {
+    double count = decayedAnswers(nowNanos);
+    if (count == 0) {
+      firstAnswerNanos = nowNanos;
+    }
+    answerCount = count + 1;
+    answerStampNanos = nowNanos;
+    double sample = Math.max(1.0, (double) latencyNanos);
+    double average = answerLatencyNanos;
+    answerLatencyNanos = average == 0 ? sample : average + ReportJudge.AVERAGE_STEP * (sample - average);
+  }
+
+  private double decayedAnswers(long nowNanos) {
+    double count = answerCount;
+    return count == 0 ? 0 : count * decay(nowNanos - answerStampNanos, ReportJudge.WINDOW_STEPS_PER_NANO);
+  }
+
+  /**
+   * This balancer's own calls at the target on average, by Little's law on its own traffic: its
+   * answers per nanosecond over the last window times their latency. Decays to 0 when answers stop.
+   */
+  final double ownCalls(long nowNanos) {
+    double count = decayedAnswers(nowNanos);
+    if (count == 0) {
+      return 0;
+    }
+    // A decayed count reaches rate x window only a window after the first answer: until then it is
+    // divided by the share it has reached (as Adam corrects its averages' start), at most 16-fold.
+    double reached = 1 - decay(nowNanos - firstAnswerNanos, ReportJudge.WINDOW_STEPS_PER_NANO);
+    return count * answerLatencyNanos / (ReportJudge.WINDOW_NANOS * Math.max(1.0 / 16, reached));
+  }
+
+  /** exp(-age / tau) from the table, with {@code stepsPerNano} = {@link #DECAY_STEPS_PER_TAU} / tau. */
+  static double decay(long ageNanos, double stepsPerNano) {
+    long step = (long) (ageNanos * stepsPerNano);
+    if (step <= 0) {
+      return 1.0;
+    }
+    return DECAY[(int) Math.min(step, DECAY.length - 1)];
+  }
 
   /** What became of a report: {@link #recordReport}'s results. */
   static final int REPORT_KEPT = 0;
@@ -130,9 +184,11 @@ abstract class TargetLoad extends TargetLoadPadBefore {
   static final long DISTRUST_MAX_NANOS = java.time.Duration.ofMinutes(4).toNanos();
 
   /**
-   * Judges a report from the target at {@code nowNanos}, the answer to a call that took {@code
-   * latencyNanos}, against what this balancer sees itself, and keeps it only if it agrees. The
-   * rules, all on this path so that a pick reads only the result:
+   * Least queueing's rules: judges a report from the target at {@code nowNanos}, the answer to a
+   * call that took {@code latencyNanos}, against what this balancer sees itself, and keeps it only if
+   * it agrees. Least queueing reads what is kept (its free-worker test); least connections and power
+   * of two choices read only the fresh count, weighed by {@link ReportJudge}, whose one trust value
+   * replaces these rules for them. The rules, all on this path so that a pick reads only the result:
    *
    * <ul>
    *   <li><b>Not fewer calls than ours.</b> Our own calls on the target ({@code own}, the answering
@@ -150,7 +206,7 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    *       cap while claiming fewer calls than the cap ({@link #reportCapped}: its free workers exist
    *       only by the claim) counts as many workers as we ourselves had calls there at a report or
    *       learned, at least 1, for least queueing's free-worker test ({@link #reportedWorkers}); the
-   *       capped count stays for the estimate of {@link #fleetLoad} ({@link #queueWorkers}). Why:
+   *       capped count only bounds the claim. Why:
    *       every client of a fleet hears the same claim, so 8 x a client's 1 or 2 calls is 7 to 15
    *       free workers in each of 50 clients; in the fleet simulation ({@code PlausibleReportTest})
    *       the liar's queue went from 24 to 96 calls within 3 s on its first reports. An honest
@@ -179,7 +235,7 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    *       and at most 240 s if it happens again within 4 minutes of the last fallback's end (as
    *       Envoy's outlier detection lengthens each ejection): it is scored as if it never reported.
    *       Its reports meanwhile are discarded unread ({@link #REPORT_DISTRUSTED}); for the
-   *       strategies that count calls see {@link #fleetLoad}. An agreeing report ends the streak.
+   *       strategies that count calls see {@link ReportJudge}. An agreeing report ends the streak.
    * </ul>
    *
    * <p>NaN or negative values are not kept (the field keeps NaN); a report with neither value
@@ -245,7 +301,6 @@ abstract class TargetLoad extends TargetLoadPadBefore {
     reportedInFlight = r ? requestsInFlight : Double.NaN;
     reportedWorkers = workers;
     reportCapped = capped;
-    queueWorkers = cappedWorkers;
     inFlightAtReport = own;
     reportStampNanos = nowNanos;
     reported = true;
@@ -342,29 +397,12 @@ abstract class TargetLoad extends TargetLoadPadBefore {
   }
 
   /**
-   * Calls in flight at the target from every client, for strategies that compare counts: with a
-   * fresh report, {@link #fleetInFlight}; while its reports are not used ({@link #distrusted}), as
-   * many as its latency implies, workers x latency average / fastest answer (Little's law: a queue
-   * served by w workers in time S holds about w x L / S calls when its calls take L), with the
-   * workers of its last kept report, capped ({@link #recordReport}), at least 1, and never below
-   * this balancer's own count. Scored at its own count, as a target that never reported, it would
-   * carry N times an honest target's load with N clients, since the honest ones are counted
-   * fleet-wide. The average decays ({@link #decayedEwma}), so a target left alone is tried again.
-   * Otherwise this balancer's own count. {@code stepsPerNano} as for {@link #decayedEwma}.
+   * Calls in flight at the target from every client, for strategies that compare counts: the
+   * fresh report as far as the target is trusted, the rest by this balancer's own traffic there on
+   * the fleet's scale ({@link ReportJudge#load}, where the trust model is stated).
    */
-  final double fleetLoad(long nowNanos, double stepsPerNano) {
-    if (reportFresh(nowNanos, REPORT_TTL_NANOS)) {
-      return fleetInFlight(nowNanos, REPORT_TTL_NANOS);
-    }
-    int own = inFlight;
-    if (distrustLevel == 0 || !distrusted(nowNanos)) {
-      return own;
-    }
-    double fastest = fastestNanos;
-    if (!(fastest > 0)) {
-      return own;
-    }
-    return Math.max(own, Math.max(1.0, queueWorkers) * decayedEwma(nowNanos, stepsPerNano) / fastest);
+  final double fleetLoad(long nowNanos, double scale) {
+    return ReportJudge.load(this, nowNanos, scale);
   }
 
   /** {@link #freeWorker}: a worker is free. */

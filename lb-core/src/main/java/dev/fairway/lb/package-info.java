@@ -29,7 +29,8 @@
  *   <li><b>Per-target load.</b> {@code TargetLoad}: the per-target load record, everything measured
  *       and heard about one target's load (in flight, peak-EWMA latency, windowed minimum, load
  *       report and its lifetime, learned concurrency) and whether its reports are plausible
- *       ({@code TargetLoad.recordReport}). {@code TrackedTarget} extends it with the
+ *       for least queueing ({@code TargetLoad.recordReport}); {@code ReportJudge}: how far a report
+ *       counts for least connections and power of two choices. {@code TrackedTarget} extends it with the
  *       target's health and outcome window: one instance per target id, kept across rebuilds.
  *   <li><b>Health.</b> {@code TargetHealth}: one target's state machine, one immutable
  *       {@code TargetHealth.State} in one volatile field, one transition function ({@code next}), and
@@ -76,7 +77,8 @@
  * {@code PickHandle}: the one allocation.
  *
  * <p><b>A load report</b> ({@code PickHandle.reportLoad}, before the completion): {@code
- * Completions.report} has the {@code TargetLoad} judge it against this balancer's own calls and
+ * Completions.report} has the {@code ReportJudge} weigh it (the target's trust and the fleet's
+ * scale), and the {@code TargetLoad} judge it against this balancer's own calls for least queueing and
  * keep it or not ({@code recordReport}: discarded, capped, or the target's reports set aside for a
  * while), and counts what was discarded ({@code BalancerMetrics.reportDiscarded}); a pick reads only
  * what was kept.

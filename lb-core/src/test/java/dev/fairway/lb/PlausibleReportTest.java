@@ -67,7 +67,6 @@ class PlausibleReportTest {
     open.forEach(Pick::release);
     TrackedTarget one = LeastQueueingTest.tracked(lb, t(1)); // after the sequence: it picks too
     assertThat(one.reportedWorkers).isEqualTo(1.0); // our 1 call there when it reported
-    assertThat(one.queueWorkers).isEqualTo(8.0); // 8 x that, for fleetLoad
     // 1 (10 ms) claims 1 call on 1 worker: hot. 2 (20 ms) is cold while 2 reported, less the
     // answered call, plus ours since, is below its 8 workers: 7 calls. Then both hot, each call to
     // the one where it would be done first: 1 at 10 ms x (its count + 1) / 1, 2 at 20 ms x (its
@@ -144,7 +143,6 @@ class PlausibleReportTest {
     a.reportLoad(0.000001, 1); // the lab's liar: a million workers, 2 of ours there
     TrackedTarget two = ((PickHandle) a).tracked();
     assertThat(two.reportedWorkers).isEqualTo(workers);
-    assertThat(two.queueWorkers).isEqualTo(16.0); // 8 x our 2: for fleetLoad's estimate once distrusted
     assertThat(two.reported).isTrue();
     a.success();
     b.release();

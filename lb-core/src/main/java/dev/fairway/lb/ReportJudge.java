@@ -1,0 +1,114 @@
+package dev.fairway.lb;
+
+/**
+ * How much a target's load reports count for the strategies that compare calls in flight (least
+ * connections, power of two choices): the trust model, in one unit, apart from the record that
+ * stores the measurements ({@link TargetLoad}) and the pickers that read the result.
+ *
+ * <p><b>The model.</b> By Little's law, this balancer's own calls at a target average {@code n =
+ * rate x latency} (its answers per second there, over the last {@value #WINDOW_SECONDS} s, times their
+ * latency), and the target's whole fleet holds {@code f} calls, as its reports say. In a fleet every
+ * honest target shows about the same ratio {@code f / n}: the fleet's traffic over ours, the
+ * balancer-wide {@link #scale} (1 for a lone client, about the number of clients for a fleet of like
+ * clients). It is the trust-weighted average of every report's own ratio, so each target weighs in
+ * as often as it answers and only as far as it is believed. A target's trust is how well its own
+ * ratio agrees with the scale, {@code min(r, scale) / max(r, scale)}, moved a quarter of the way
+ * there on each report: a report that disagrees fades, it never flips the target to distrusted.
+ * Least connections counts a target at {@code trust x} its reported count plus {@code (1 - trust) x}
+ * what our own traffic implies ({@code scale x n}, never below our own calls): so a liar is counted
+ * by what the fleet's calls there must be, on the same scale as the honest targets, instead of at
+ * our own one or two calls (which drew a whole fleet onto it), and a target that says too much is
+ * not frozen out either. Trust starts at 0 (like gRPC's weighted round robin, a report counts only
+ * after it has been seen to agree), and everything expires: the rate decays when answers stop, so a
+ * target nobody calls is counted at our own calls again and gets calls (never frozen out), and a
+ * report is read for {@link TargetLoad#REPORT_TTL_NANOS} only. Least queueing keeps its own rules
+ * ({@link TargetLoad#recordReport}) and does not read this.
+ *
+ * <p>Thread safety: lock-free; the fields are racy read-modify-writes like the latency EWMA (a lost
+ * update, never a corrupt value). Nothing here runs on the pick path except {@link #load}, which
+ * reads fields and allocates nothing.
+ */
+final class ReportJudge {
+  /** What a report told the judge: see {@link #judge}. */
+  enum Verdict {
+    /** Its ratio is within a factor {@link #AGREEMENT_FACTOR} of the scale: the target's trust rises. */
+    AGREES,
+    /** Its ratio is further from the scale: the target's trust fades. */
+    DISAGREES,
+    /** Nothing to compare it with yet (no count, or no own traffic measured): nothing changes. */
+    UNJUDGED
+  }
+
+  /** The window of the answer rate: reports expire, and so does what our own traffic says. */
+  static final int WINDOW_SECONDS = 5;
+  static final long WINDOW_NANOS = WINDOW_SECONDS * 1_000_000_000L;
+  /** Decay steps per nanosecond of {@link #WINDOW_NANOS}, for {@link TargetLoad#decay}. */
+  static final double WINDOW_STEPS_PER_NANO = (double) TargetLoad.DECAY_STEPS_PER_TAU / WINDOW_NANOS;
+  /** A target's trust moves this share of the way to each report's agreement. */
+  static final double TRUST_STEP = 0.25;
+  /** The averages of a target's count and latency move this share of the way per report. */
+  static final double AVERAGE_STEP = 1.0 / 8;
+  /** The scale moves this share, times the reporting target's trust, per report. */
+  static final double SCALE_STEP = 1.0 / 16;
+  /** A verdict of {@link Verdict#AGREES} when the ratio is within this factor of the scale. */
+  static final double AGREEMENT_FACTOR = 2.0;
+
+  /** The fleet's calls per call of ours at a target, as trusted reports say; 0 until the first report. */
+  private volatile double scale;
+
+  double scale() {
+    return scale;
+  }
+
+  /**
+   * Judges a report of {@code requestsInFlight} calls at {@code t} (NaN when the report had no count)
+   * arriving at {@code nowNanos} on the answer to a call of {@code latencyNanos}; {@code own} is our
+   * calls at the target, the answered one included. Updates the target's averages and trust and the
+   * scale; returns what the report told.
+   */
+  Verdict judge(TargetLoad t, double requestsInFlight, int own, long nowNanos, long latencyNanos) {
+    t.recordAnswer(nowNanos, latencyNanos);
+    if (!(requestsInFlight >= 0) || requestsInFlight == Double.POSITIVE_INFINITY) {
+      return Verdict.UNJUDGED;
+    }
+    // The fleet's calls there at the answer, ours included: a server may or may not count the
+    // answered call, and a count below ours is a lie about ours, so never below ours.
+    double fleet = Math.max(requestsInFlight, own);
+    double average = t.judgedFleet;
+    t.judgedFleet = average == 0 ? fleet : average + AVERAGE_STEP * (fleet - average);
+    double ours = t.ownCalls(nowNanos);
+    if (!(ours > 0)) {
+      return Verdict.UNJUDGED;
+    }
+    double ratio = t.judgedFleet / ours;
+    double s = scale;
+    double trust = t.trust;
+    if (s == 0) {
+      s = ratio;
+    } else {
+      s += SCALE_STEP * (0.5 + 0.5 * trust) * (ratio - s);
+    }
+    scale = s;
+    double agreement = Math.min(ratio, s) / Math.max(ratio, s);
+    t.trust = trust + TRUST_STEP * (agreement - trust);
+    return agreement * AGREEMENT_FACTOR >= 1 ? Verdict.AGREES : Verdict.DISAGREES;
+  }
+
+  /**
+   * The calls at {@code t} from every client, for the strategies that compare counts: its trust in
+   * its fresh report ({@link TargetLoad#fleetInFlight}) plus the rest in what our own traffic there
+   * implies, {@code scale x} our own average calls there, never below our calls now. Without a fresh
+   * report: the latter alone once the target has been judged, else our own count (a balancer that
+   * hears no reports counts as it always did).
+   */
+  static double load(TargetLoad t, long nowNanos, double scale) {
+    int own = t.inFlight;
+    double implied = scale > 1 ? own + (scale - 1) * t.ownCalls(nowNanos) : own;
+    if (!t.reportFresh(nowNanos, TargetLoad.REPORT_TTL_NANOS)) {
+      return t.judgedFleet > 0 ? Math.rint(implied) : own;
+    }
+    double trust = t.trust;
+    // Whole calls: a blend of two counts a call apart must not order targets that tie on both.
+    return Math.rint(trust * t.fleetInFlight(nowNanos, TargetLoad.REPORT_TTL_NANOS) + (1 - trust) * implied);
+  }
+}

@@ -1,0 +1,209 @@
+package dev.fairway.lb;
+
+import static dev.fairway.lb.Fixtures.name;
+import static dev.fairway.lb.Fixtures.t;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.PriorityQueue;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Issue 36 on fake time: load reports never cost least connections or power of two choices
+ * throughput, and a backend that lies or whose reports froze stays bounded. A closed-loop fleet of
+ * {@code clients} balancers sharing 100 users (each calls again as soon as its call ends) and the
+ * lab's four targets, 50, 150, 300 and 500 ms, 8 workers each, first come first served; 3 s of
+ * warm-up, then 30 s measured. Deterministic: seeded balancers on one fake ticker.
+ *
+ * <p>Honest styles, as servers differ: utilization capped at 1 or not, the answered call counted in
+ * rif or not, and the starter's filter on Tomcat's 200 threads (utilization = rif / 200). Whether a
+ * report names its workers makes no difference here: the balancer reads utilization and rif only
+ * ({@link Pick#reportLoad}), so the styles that differ only in that are one case. Target 4, the
+ * slowest, is the one that misbehaves: rif 1 at utilization 0.000001, rif 0 at utilization 0, or
+ * frozen at its first report, while the others report honestly in the lab's own style.
+ */
+class ReportFleetTest {
+  final Fixtures.FakeTicker ticker = new Fixtures.FakeTicker();
+
+  /** The limit: 8 / 0.05 + 8 / 0.15 + 8 / 0.3 + 8 / 0.5 calls per second. */
+  static final double LIMIT = 256.0;
+  static final double LIAR_CAPACITY_SHARE = 16.0 / 256;
+
+  /** What a target says in its report. */
+  enum Style {
+    NONE, UNCAPPED, CAPPED, UNCAPPED_COUNTS_ANSWERED, CAPPED_COUNTS_ANSWERED, TOMCAT_200,
+    LIAR_RIF1, LIAR_RIF0, FROZEN;
+
+    boolean lies() {
+      return this == LIAR_RIF1 || this == LIAR_RIF0 || this == FROZEN;
+    }
+  }
+
+  final class Fleet {
+    static final int WORKERS = 8;
+    final long[] serviceMs = {50, 150, 300, 500};
+    final long[][] workerFreeAt = new long[4][WORKERS];
+    final int[] inSystem = new int[4];
+    final long[] served = new long[4];
+    final List<Long> latencies = new ArrayList<>();
+    final Style honest;
+    final Style four;
+    double[] frozen;
+
+    record Call(long endMs, long seq, long startMs, int lb, int target, Pick pick) {}
+
+    Fleet(Style style) {
+      this.honest = style.lies() ? Style.UNCAPPED : style;
+      this.four = style;
+    }
+
+    void run(Strategy strategy, int clients) throws Exception {
+      LoadBalancer[] lbs = new LoadBalancer[clients];
+      for (int c = 0; c < clients; c++) {
+        lbs[c] = Fixtures.builder(ticker, 42 + c).targets(t(1), t(2), t(3), t(4)).strategy(strategy).build();
+      }
+      long t0 = ticker.read() / 1_000_000L;
+      PriorityQueue<Call> events = new PriorityQueue<>(
+          (a, b) -> a.endMs != b.endMs ? Long.compare(a.endMs, b.endMs) : Long.compare(a.seq, b.seq));
+      long seq = 0;
+      for (int u = 0; u < 100; u++) {
+        events.add(send(lbs, u % clients, 0, seq++));
+      }
+      while (!events.isEmpty() && events.peek().endMs <= 33_000) {
+        Call c = events.poll();
+        ticker.nanos.set((t0 + c.endMs) * 1_000_000L);
+        int i = c.target;
+        report(c.pick, i == 3 ? four : honest, inSystem[i]);
+        c.pick.success();
+        inSystem[i]--;
+        if (c.endMs > 3_000) {
+          served[i]++;
+          latencies.add(c.endMs - c.startMs);
+        }
+        events.add(send(lbs, c.lb, c.endMs, seq++));
+      }
+      for (LoadBalancer lb : lbs) {
+        lb.close();
+      }
+    }
+
+    /** {@code load}: calls at the target, the answered one included. */
+    private void report(Pick pick, Style style, int load) {
+      switch (style) {
+        case NONE -> { }
+        case LIAR_RIF1 -> pick.reportLoad(0.000001, 1);
+        case LIAR_RIF0 -> pick.reportLoad(0, 0);
+        case FROZEN -> {
+          if (frozen == null) {
+            frozen = new double[] {(double) (load - 1) / WORKERS, load - 1};
+          }
+          pick.reportLoad(frozen[0], frozen[1]);
+        }
+        case TOMCAT_200 -> pick.reportLoad((load - 1) / 200.0, load - 1);
+        default -> {
+          boolean counts = style == Style.UNCAPPED_COUNTS_ANSWERED || style == Style.CAPPED_COUNTS_ANSWERED;
+          boolean capped = style == Style.CAPPED || style == Style.CAPPED_COUNTS_ANSWERED;
+          int rif = counts ? load : load - 1;
+          double u = (double) rif / WORKERS;
+          pick.reportLoad(capped ? Math.min(1.0, u) : u, rif);
+        }
+      }
+    }
+
+    private Call send(LoadBalancer[] lbs, int client, long nowMs, long seq) throws Exception {
+      Pick p = lbs[client].pick();
+      int i = Integer.parseInt(name(p.target())) - 1;
+      long[] free = workerFreeAt[i];
+      int w = 0;
+      for (int k = 1; k < WORKERS; k++) {
+        if (free[k] < free[w]) {
+          w = k;
+        }
+      }
+      long end = Math.max(nowMs, free[w]) + serviceMs[i];
+      free[w] = end;
+      inSystem[i]++;
+      return new Call(end, seq, nowMs, client, i, p);
+    }
+
+    double throughput() {
+      return Arrays.stream(served).sum() / 30.0 / LIMIT;
+    }
+
+    double share(int i) {
+      return (double) served[i] / Arrays.stream(served).sum();
+    }
+
+    long p99() {
+      List<Long> sorted = new ArrayList<>(latencies);
+      sorted.sort(null);
+      return sorted.get((int) Math.ceil(sorted.size() * 0.99) - 1);
+    }
+  }
+
+  Fleet fleet(String strategy, int clients, Style style) throws Exception {
+    Fleet f = new Fleet(style);
+    f.run(Strategy.named(strategy), clients);
+    System.out.printf("report fleet %s, %d clients, %s: served %s = %.3f of the limit, target 4's share %.3f"
+            + " (%.2fx capacity), p99 %d ms%n",
+        strategy, clients, style, Arrays.toString(f.served), f.throughput(), f.share(3),
+        f.share(3) / LIAR_CAPACITY_SHARE, f.p99());
+    return f;
+  }
+
+  /**
+   * Honest reports in every style give at least 0.98 of the throughput without reports, and every
+   * target keeps carrying calls (none frozen out: at least a tenth of its capacity share).
+   */
+  @ParameterizedTest(name = "{0}, {1} clients, {2}")
+  @CsvSource({
+      "least-connections, 1, UNCAPPED", "least-connections, 1, CAPPED",
+      "least-connections, 1, UNCAPPED_COUNTS_ANSWERED", "least-connections, 1, CAPPED_COUNTS_ANSWERED",
+      "least-connections, 1, TOMCAT_200",
+      "least-connections, 50, UNCAPPED", "least-connections, 50, CAPPED",
+      "least-connections, 50, UNCAPPED_COUNTS_ANSWERED", "least-connections, 50, CAPPED_COUNTS_ANSWERED",
+      "least-connections, 50, TOMCAT_200",
+      "power-of-two-choices, 1, UNCAPPED", "power-of-two-choices, 1, CAPPED",
+      "power-of-two-choices, 1, UNCAPPED_COUNTS_ANSWERED", "power-of-two-choices, 1, CAPPED_COUNTS_ANSWERED",
+      "power-of-two-choices, 1, TOMCAT_200",
+      "power-of-two-choices, 50, UNCAPPED", "power-of-two-choices, 50, CAPPED",
+      "power-of-two-choices, 50, UNCAPPED_COUNTS_ANSWERED", "power-of-two-choices, 50, CAPPED_COUNTS_ANSWERED",
+      "power-of-two-choices, 50, TOMCAT_200",
+  })
+  void honestReports_neverCostThroughput_andFreezeNoTargetOut(String strategy, int clients, Style style)
+      throws Exception {
+    Fleet none = fleet(strategy, clients, Style.NONE);
+    Fleet honest = fleet(strategy, clients, style);
+    assertThat(honest.throughput()).isGreaterThanOrEqualTo(0.98 * none.throughput());
+    double[] capacity = {160.0 / LIMIT, 53.33 / LIMIT, 26.67 / LIMIT, 16.0 / LIMIT};
+    for (int i = 0; i < 4; i++) {
+      assertThat(honest.share(i)).as("target %d's share", i + 1).isGreaterThanOrEqualTo(0.1 * capacity[i]);
+    }
+  }
+
+  /**
+   * A target that lies or whose reports froze costs at most 3 points of throughput against the same
+   * fleet with every target honest, and draws at most 1.2 x its capacity share of the calls, or of
+   * the share the strategy gives it with no reports at all where that is more: power of two choices
+   * at 1 client sends target 4 1.32 x its capacity share with no report anywhere (it compares two
+   * random targets' counts, never their speed), which no judgement of reports can change.
+   */
+  @ParameterizedTest(name = "{0}, {1} clients, {2}")
+  @CsvSource({
+      "least-connections, 1, LIAR_RIF1", "least-connections, 1, LIAR_RIF0", "least-connections, 1, FROZEN",
+      "least-connections, 50, LIAR_RIF1", "least-connections, 50, LIAR_RIF0", "least-connections, 50, FROZEN",
+      "power-of-two-choices, 1, LIAR_RIF1", "power-of-two-choices, 1, LIAR_RIF0", "power-of-two-choices, 1, FROZEN",
+      "power-of-two-choices, 50, LIAR_RIF1", "power-of-two-choices, 50, LIAR_RIF0",
+      "power-of-two-choices, 50, FROZEN",
+  })
+  void aLiarOrAFrozenReport_isBounded(String strategy, int clients, Style style) throws Exception {
+    Fleet none = fleet(strategy, clients, Style.NONE);
+    Fleet honest = fleet(strategy, clients, Style.UNCAPPED);
+    Fleet lied = fleet(strategy, clients, style);
+    assertThat(lied.throughput()).isGreaterThanOrEqualTo(honest.throughput() - 0.03);
+    assertThat(lied.share(3)).isLessThanOrEqualTo(1.2 * Math.max(LIAR_CAPACITY_SHARE, none.share(3)));
+  }
+}
