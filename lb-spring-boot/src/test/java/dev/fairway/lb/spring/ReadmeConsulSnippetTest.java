@@ -21,16 +21,16 @@ import org.springframework.core.env.PropertySource;
 import org.springframework.core.io.ByteArrayResource;
 
 /**
- * The {@code application.yml} of docs/spring-boot.md's "Spring Boot with Consul" section binds as written:
+ * The {@code application.yml} of README's "Spring Boot with Consul" section binds as written:
  * every key is a property of the starter (an unknown one fails the bind), and the values pass the
  * same checks as at startup, so the snippet cannot drift from the properties.
  */
 class ReadmeConsulSnippetTest {
 
   static String consulYaml() throws IOException {
-    String readme = Files.readString(Path.of("..", "docs", "spring-boot.md"), StandardCharsets.UTF_8);
-    int section = readme.indexOf("## Spring Boot with Consul");
-    assertThat(section).as("docs/spring-boot.md's Spring Boot with Consul section").isNotNegative();
+    String readme = Files.readString(Path.of("..", "README.md"), StandardCharsets.UTF_8);
+    int section = readme.indexOf("### Spring Boot with Consul");
+    assertThat(section).as("README's Spring Boot with Consul section").isNotNegative();
     Matcher m = Pattern.compile("```yaml\\n(.*?)```", Pattern.DOTALL).matcher(readme);
     assertThat(m.find(section)).as("a yaml block in that section").isTrue();
     return m.group(1);
