@@ -19,13 +19,6 @@ abstract class AttachedStrategy {
    */
   abstract Selector selectorFor(TargetSnapshot snapshot, @Nullable Selector previous);
 
-  /**
-   * Called when a call on {@code target} succeeded, before its slot is freed: {@code inFlightAtPick}
-   * of this balancer's calls were on it when the call was picked (itself included). Once per call,
-   * also under zone-aware routing. Only least queueing learns from it.
-   */
-  void onSuccess(TrackedTarget target, int inFlightAtPick, long latencyNanos, long nowNanos) {}
-
   /** Called when a hold on {@code target} ends, whatever the outcome. */
   void onRelease(TrackedTarget target) {}
 
@@ -49,9 +42,12 @@ abstract class AttachedStrategy {
     return false;
   }
 
-  /** The affinity table, for strategies that keep one; null for the others. */
-  @Nullable AffinityTable affinityTable() {
-    return null;
+  /**
+   * True for strategies that keep keys on targets ({@link Strategy#keyAffinity}): a failure then
+   * drops the target's entries, which {@code fairway.affinity.invalidations} counts.
+   */
+  boolean keepsAffinity() {
+    return false;
   }
 
   /** Callers waiting for a slot ({@link Strategy#concurrencyLimited}); 0 for the strategies that never wait. */

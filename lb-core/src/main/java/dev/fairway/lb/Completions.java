@@ -70,12 +70,11 @@ final class Completions {
     if (fastestAny == 0.0 || fastest < fastestAny) { // written only when lower: no volatile store per call
       fastestAnyNanos = fastest;
     }
-    // Least queueing's rule, for every strategy: the concurrency it learns is also what tells a
-    // hedge where a worker is free (LoadBalancer#pickWithFreeWorker).
+    // The learned-concurrency rule runs for every strategy, whichever is picking: least queueing
+    // reads it, and so does the hedge's free-worker pick (LoadBalancer#pickWithFreeWorker).
     if (LeastQueueingStrategy.recordConcurrency(t, inFlightAtPick, latency, now)) {
       otherClients.seen(now, t.minLatencyNanos);
     }
-    strategy.onSuccess(t, inFlightAtPick, latency, now);
     t.releaseSlot();
     CircuitBreaker window = t.breaker;
     if (window != null) {
@@ -95,7 +94,7 @@ final class Completions {
     t.recordLatency(Math.max(elapsed, (long) t.ewmaNanos), now, tauNanos);
     t.releaseSlot();
     t.invalidateAffinity();
-    if (strategy.affinityTable() != null) {
+    if (strategy.keepsAffinity()) {
       metrics.affinityInvalidated();
     }
     CircuitBreaker window = t.breaker;

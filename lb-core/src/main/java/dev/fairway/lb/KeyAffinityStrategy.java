@@ -47,8 +47,8 @@ final class KeyAffinityStrategy extends BuiltinStrategy {
       }
 
       @Override
-      AffinityTable affinityTable() {
-        return table;
+      boolean keepsAffinity() {
+        return true;
       }
     };
   }

@@ -169,11 +169,11 @@ public final class LoadBalancer implements AutoCloseable {
     }
     Selector selector = s.selector;
     if (selector == null) {
-      return pickWithCare(affinityKey, ex, now, s, null); // fails, saying why
+      return pickSlowPath(affinityKey, ex, now, s, null); // fails, saying why
     }
     TrackedTarget t = selector.select(affinityKey, ex, now);
     if (t == null || s.trialTargets != 0 || (!s.panic && s.healthMark != healthEpoch.started)) {
-      return pickWithCare(affinityKey, ex, now, s, t);
+      return pickSlowPath(affinityKey, ex, now, s, t);
     }
     // The common case, kept small so that it inlines into the caller: a target was chosen, nobody
     // is on trial, and no change to out of service can be missing from the snapshot (HealthEpoch).
@@ -300,7 +300,7 @@ public final class LoadBalancer implements AutoCloseable {
    * a slot, or fail), a target on trial, or one that may have gone out of service since the snapshot
    * was built. Loops, excluding each target it gives back, until it has one or none is left.
    */
-  private Pick pickWithCare(@Nullable String affinityKey, @Nullable Set<Target> exclude, long nowNanos,
+  private Pick pickSlowPath(@Nullable String affinityKey, @Nullable Set<Target> exclude, long nowNanos,
       PublishedSnapshot published, @Nullable TrackedTarget chosen) throws NoTargetAvailableException {
     @Nullable Set<Target> ex = exclude;
     long now = nowNanos;

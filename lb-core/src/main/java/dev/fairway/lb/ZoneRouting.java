@@ -58,11 +58,6 @@ final class ZoneRouting extends AttachedStrategy {
   }
 
   @Override
-  void onSuccess(TrackedTarget target, int inFlightAtPick, long latencyNanos, long nowNanos) {
-    all.onSuccess(target, inFlightAtPick, latencyNanos, nowNanos); // learns per target: once is enough
-  }
-
-  @Override
   int waiting() {
     return all.waiting();
   }
@@ -82,8 +77,8 @@ final class ZoneRouting extends AttachedStrategy {
   }
 
   @Override
-  @Nullable AffinityTable affinityTable() {
-    return all.affinityTable(); // only tells whether the strategy keeps one (for the metric)
+  boolean keepsAffinity() {
+    return all.keepsAffinity();
   }
 
   @Override

@@ -85,7 +85,8 @@
  *
  * <p><b>A completion</b> ({@code PickHandle.success}, {@code failure} or {@code release}; only the
  * first counts): {@code Completions} updates the {@code TargetLoad} (latency average, windowed
- * minimum), lets the strategy learn ({@code AttachedStrategy.onSuccess}), frees the slot, feeds
+ * minimum), runs the learned-concurrency rule ({@code LeastQueueingStrategy.recordConcurrency}, for
+ * every strategy: least queueing and the hedge's free-worker pick read it), frees the slot, feeds
  * {@code PassiveHealthChecker} (which may eject: {@code TargetHealth.apply}, then
  * {@code BalancerUpdater.offerTransition}, never waiting), drops the target's affinity entries on a
  * failure, and tells the strategy the slot is free ({@code AttachedStrategy.onRelease}).
