@@ -79,7 +79,7 @@ final class CountingServer implements AutoCloseable {
     return accepted.get();
   }
 
-  /** Requests answered with 200 since start. */
+  /** Requests answered with 200 since start (counted as the answer is written). */
   long served() {
     return served.sum();
   }
@@ -122,9 +122,11 @@ final class CountingServer implements AutoCloseable {
             java.util.concurrent.locks.LockSupport.parkNanos(left);
           }
         }
+        // Counted before the write: a client that has read its answer must find it counted, and the
+        // lab reads the counts as soon as its clients are done.
+        served.increment();
         out.write(response);
         out.flush();
-        served.increment();
         if (head.close) {
           return;
         }
