@@ -4,6 +4,7 @@ import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.RetryRule;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.lang.reflect.UndeclaredThrowableException;
@@ -53,8 +54,8 @@ final class BalancedCall {
     this.route = route;
     this.interceptor = interceptor;
     this.affinityKey = interceptor.affinityKey == null ? null : interceptor.affinityKey.apply(request);
-    this.resendable = RetryPolicy.isResendable(request);
-    this.hedgeable = route.hedging != null && RetryPolicy.isHedgeable(request);
+    this.resendable = RequestSafety.isResendable(request);
+    this.hedgeable = route.hedging != null && RequestSafety.isHedgeable(request);
   }
 
   Response proceed() throws IOException {
@@ -110,10 +111,10 @@ final class BalancedCall {
     } catch (NoTargetAvailableException e) {
       noTarget = e;
     }
-    if (tried == null || !RetryPolicy.everyTargetTried(route.loadBalancer.status(), tried)) {
+    if (tried == null || !RetryRule.everyTargetTried(route.loadBalancer.status(), tried)) {
       return null; // ejected, closed, at capacity: waiting would not bring back an untried target
     }
-    interceptor.sleeper.sleep(interceptor.policy.backoffMillis(++rounds), call);
+    interceptor.sleeper.sleep(interceptor.retries.backoffMillis(++rounds), call);
     tried.clear();
     try {
       Pick pick = route.loadBalancer.pick(affinityKey, null);
@@ -146,7 +147,7 @@ final class BalancedCall {
         }
         if (delay < 0) { // a retry, or no delay known yet: sent here, and a percentile delay learns from its time
           response = chain.proceed(rewrite(request, attempt.target()));
-          if (!interceptor.policy.isFailure(response.code())) {
+          if (!route.outcomes.isFailureStatus(response.code())) {
             hedging.recordResponse(attempt);
           }
         } else { // the attempt's pick moves to the race's first leg
@@ -164,7 +165,7 @@ final class BalancedCall {
         }
       }
       answered.responded(response.code(), response.header(LoadReportHeader.NAME));
-      if (resendable && attempts < interceptor.policy.maxAttempts()) {
+      if (resendable && attempts < interceptor.retries.maxAttempts()) {
         prefetchSmallBody(response);
       }
     } catch (IOException e) {
@@ -172,7 +173,7 @@ final class BalancedCall {
         throw interrupted(answered, e);
       }
       answered.complete(e);
-      retryReason = call.isCanceled() ? null : interceptor.policy.onIOException(e, resendable, attempts);
+      retryReason = call.isCanceled() ? null : interceptor.retries.onIOException(e, resendable, attempts);
       return failed(answered.target(), e);
     } catch (RuntimeException | Error e) {
       answered.abandon();
@@ -184,7 +185,7 @@ final class BalancedCall {
       answered.abandon();
       throw new UndeclaredThrowableException(e, "a call to " + route.host + " threw a checked exception it does not declare");
     }
-    retryReason = interceptor.policy.onResponse(response.code(), resendable, attempts);
+    retryReason = interceptor.retries.onResponse(response.code(), resendable, attempts);
     if (retryReason == null) {
       return track(response, answered);
     }
@@ -217,7 +218,7 @@ final class BalancedCall {
   }
 
   boolean isFailure(int code) {
-    return interceptor.policy.isFailure(code);
+    return route.outcomes.isFailureStatus(code);
   }
 
   /**

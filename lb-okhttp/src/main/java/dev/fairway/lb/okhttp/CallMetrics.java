@@ -43,10 +43,6 @@ class CallMetrics implements LoadBalancerListener {
     }
   }
 
-  /** Retry reasons, the {@code reason} tag of {@code fairway.retries}. */
-  static final String CONNECT_FAILURE = "connect_failure";
-  static final String IO_FAILURE = "io_failure";
-
   /** Result tags of {@code fairway.hedges}. */
   static final String HEDGE_SENT = "sent";
   static final String HEDGE_WON = "won";

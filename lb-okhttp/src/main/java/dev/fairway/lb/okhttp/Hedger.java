@@ -1,6 +1,7 @@
 package dev.fairway.lb.okhttp;
 
 import dev.fairway.lb.LoadBalancer;
+import dev.fairway.lb.internal.AttemptBudget;
 import java.util.concurrent.Executor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;

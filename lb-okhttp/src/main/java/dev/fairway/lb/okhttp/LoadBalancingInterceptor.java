@@ -2,7 +2,9 @@ package dev.fairway.lb.okhttp;
 
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.internal.Args;
+import dev.fairway.lb.internal.AttemptBudget;
 import dev.fairway.lb.internal.OutcomeRule;
+import dev.fairway.lb.internal.RetryRule;
 import io.github.resilience4j.core.IntervalFunction;
 import io.micrometer.observation.ObservationRegistry;
 import java.io.IOException;
@@ -120,7 +122,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
   private final Map<String, ServiceRoute> routes; // by lower-case logical host; never mutated
   private final @Nullable ServiceRoute onlyRoute; // when exactly one service is registered: skips the map lookup
   final @Nullable AffinityKey affinityKey; // null = no affinity
-  final RetryPolicy policy;
+  final RetryRule retries;
   final boolean keepLogicalHostHeader;
   final long bufferBodiesUpTo;
   final Sleeper sleeper;
@@ -142,7 +144,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
     this.routes = Map.copyOf(built);
     this.onlyRoute = built.size() == 1 ? built.values().iterator().next() : null;
     this.affinityKey = b.affinityKey;
-    this.policy = new RetryPolicy(b.maxAttempts(), b.failureStatusCodes(), b.retryStatusCodes(), b.backoff());
+    this.retries = new RetryRule(b.maxAttempts(), b.retryStatusCodes(), b.backoff());
     this.keepLogicalHostHeader = b.keepLogicalHostHeader != null && b.keepLogicalHostHeader;
     this.bufferBodiesUpTo = b.bufferBodiesUpTo != null ? b.bufferBodiesUpTo : 64 * 1024;
     this.sleeper = b.sleeper;
@@ -183,7 +185,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
 
   @Override
   public String toString() {
-    return "LoadBalancingInterceptor{services=" + routes.keySet() + ", maxAttempts=" + policy.maxAttempts()
+    return "LoadBalancingInterceptor{services=" + routes.keySet() + ", maxAttempts=" + retries.maxAttempts()
         + (hedger != null ? ", hedging=" + hedger.policy : "") + "}";
   }
 

@@ -1,5 +1,6 @@
 package dev.fairway.lb.okhttp;
 
+import dev.fairway.lb.internal.AttemptBudget;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongSupplier;
 

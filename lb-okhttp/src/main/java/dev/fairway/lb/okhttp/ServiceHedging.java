@@ -4,6 +4,7 @@ import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.AttemptBudget;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;

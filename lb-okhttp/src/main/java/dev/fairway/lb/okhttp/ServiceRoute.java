@@ -3,6 +3,7 @@ package dev.fairway.lb.okhttp;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.LoadBalancerListener;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.AttemptBudget;
 import dev.fairway.lb.internal.OutcomeRule;
 import java.util.concurrent.atomic.AtomicBoolean;
 import okhttp3.HttpUrl;

@@ -13,17 +13,18 @@
  *
  * <ul>
  *   <li>Wiring: {@code LoadBalancingInterceptor} (the builder; one {@code ServiceRoute} per logical
- *       host) and {@code ServiceRoute} (one service: its balancer, its {@code AttemptBudget}, its
+ *       host) and {@code ServiceRoute} (one service: its balancer, its retry {@code AttemptBudget}, its
  *       {@code CallMetrics}, its {@code TargetUrls}, and its {@code ServiceHedging} when the
  *       interceptor hedges; listens to the balancer so that a departed target's state goes).
  *   <li>One call: {@code BalancedCall} (the loop: pick, send, decide, retry; it owns the call's
- *       state) with {@code RetryPolicy} (its small pure decisions: resendable, hedgeable, which
- *       failure or status is retried, the backoff) and {@code Sleeper} (the backoff's wait). Each
+ *       state) with lb-core's {@code RetryRule} (the pure decisions every HTTP integration shares:
+ *       resendable, hedgeable, which failure or status is retried, the backoff), {@code
+ *       RequestSafety} (reads an OkHttp request for it) and {@code Sleeper} (the backoff's wait). Each
  *       attempt is an {@code Attempt}, the only place a pick is completed and its timing recorded,
  *       and a tracked body ({@code TrackedResponseBody}) completes it when the caller is done.
  *       {@code Interrupts} ends a call whose caller was interrupted.
- *   <li>Budgets: {@code AttemptBudget} (Finagle's retry budget: tokens for attempts beyond the
- *       first). Retries draw on the route's; hedges on their own and the route's.
+ *   <li>Budgets: lb-core's {@code AttemptBudget} (Finagle's retry budget: tokens for attempts beyond
+ *       the first). Retries draw on the route's; hedges on their own and the route's.
  *   <li>Hedging, one owner per service: {@code ServiceHedging} makes the three decisions (the delay,
  *       a pure read; the hedge's target; what outcomes teach) over {@code LatencyWindow} (a
  *       percentile of recent response times, the service's and each target's), {@code

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.RetryRule;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
@@ -175,7 +176,7 @@ class FaultMatrixTest {
   private static long retriesAfterAPossibleSend(SimpleMeterRegistry registry) {
     long sum = 0;
     for (Counter c : registry.find("fairway.retries").counters()) {
-      if (!CallMetrics.CONNECT_FAILURE.equals(c.getId().getTag("reason"))) {
+      if (!RetryRule.CONNECT_FAILURE.equals(c.getId().getTag("reason"))) {
         sum += (long) c.count();
       }
     }

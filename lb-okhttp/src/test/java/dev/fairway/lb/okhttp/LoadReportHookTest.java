@@ -7,6 +7,7 @@ import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.PassiveHealth;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.TargetStatus;
+import dev.fairway.lb.internal.AttemptBudget;
 import dev.fairway.lb.internal.OutcomeRule;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.management.ManagementFactory;

@@ -1,4 +1,4 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb.internal;
 
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongSupplier;
@@ -11,18 +11,18 @@ import java.util.function.LongSupplier;
  * stretch does not bank attempts for the next brown-out: within any window, extra attempts stay
  * below {@code percentCanRetry * requests + minRetriesPerSecond * windowSeconds}.
  *
- * <p>Two budgets of a service are of this kind. The route's ({@link
- * LoadBalancingInterceptor.Builder#retryBudget}) pays for retries and for hedges alike, so the two
- * together add at most its share of load; hedges also draw on one of their own ({@link
- * HedgingPolicy#withBudget}), deposited into by hedgeable calls only ({@link ServiceHedging}).
+ * <p>An HTTP integration gives each service two budgets of this kind: one pays for retries and for
+ * hedges alike, so the two together add at most its share of load; hedges also draw on one of
+ * their own, deposited into by hedgeable calls only. Not public API (see the package
+ * documentation).
  *
  * <p>Lock-free: the window is a ring of one-second slices of milli-tokens, each stamped with the
  * second it belongs to and reset when reused. Under contention two callers may both take the last
  * token (an overdraft of at most one token per concurrent caller); a reset racing with a deposit
  * may drop that deposit. Both err by a token or two, which a budget can afford.
  */
-final class AttemptBudget {
-  static final int WINDOW_SECONDS = 10;
+public final class AttemptBudget {
+  public static final int WINDOW_SECONDS = 10;
   private static final long SLICE_NANOS = 1_000_000_000L;
   private static final long TOKEN = 1_000; // milli-tokens
 
@@ -32,7 +32,7 @@ final class AttemptBudget {
   private final AtomicLongArray balance = new AtomicLongArray(WINDOW_SECONDS);
   private final AtomicLongArray sliceEpoch = new AtomicLongArray(WINDOW_SECONDS);
 
-  AttemptBudget(double percentCanRetry, int minRetriesPerSecond, LongSupplier ticker) {
+  public AttemptBudget(double percentCanRetry, int minRetriesPerSecond, LongSupplier ticker) {
     this.depositMilli = Math.round(percentCanRetry * TOKEN);
     this.reserveMilli = (long) minRetriesPerSecond * WINDOW_SECONDS * TOKEN;
     this.ticker = ticker;
@@ -42,14 +42,14 @@ final class AttemptBudget {
   }
 
   /** An original (not retried) request. */
-  void deposit() {
+  public void deposit() {
     if (depositMilli != 0) {
       balance.addAndGet(slice(epochNow()), depositMilli);
     }
   }
 
   /** Takes one token for an extra attempt (a retry or a hedge); false (and nothing taken) if the budget is spent. */
-  boolean tryWithdraw() {
+  public boolean tryWithdraw() {
     long epoch = epochNow();
     int slot = slice(epoch);
     if (reserveMilli + sum(epoch) < TOKEN) {
@@ -60,12 +60,12 @@ final class AttemptBudget {
   }
 
   /** Gives back a token {@link #tryWithdraw} took, for an attempt that was not made after all. */
-  void refund() {
+  public void refund() {
     balance.addAndGet(slice(epochNow()), TOKEN);
   }
 
   /** Whole tokens available now (for tests and toString). */
-  long available() {
+  public long available() {
     long epoch = epochNow();
     return (reserveMilli + sum(epoch)) / TOKEN;
   }

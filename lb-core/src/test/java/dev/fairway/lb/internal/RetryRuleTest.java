@@ -1,4 +1,4 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -16,17 +16,11 @@ import java.util.List;
 import java.util.Set;
 import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLPeerUnverifiedException;
-import okhttp3.MediaType;
-import okhttp3.Request;
-import okhttp3.RequestBody;
-import okio.BufferedSink;
 import org.junit.jupiter.api.Test;
 
-/** The retry decisions alone, without a call. */
-class RetryPolicyTest {
-  private static final MediaType TEXT = MediaType.get("text/plain");
-  private final RetryPolicy policy =
-      new RetryPolicy(3, new int[] {500, 502, 503, 504}, new int[] {502, 503, 504}, round -> 50L * round);
+/** The retry decisions alone, without a call or a client. */
+class RetryRuleTest {
+  private final RetryRule policy = new RetryRule(3, new int[] {502, 503, 504}, round -> 50L * round);
 
   @Test
   void onIOException_retriesWhatNeverLeftForEveryMethod() {
@@ -86,17 +80,11 @@ class RetryPolicyTest {
   }
 
   @Test
-  void isFailure_isTheConfiguredStatuses() {
-    assertThat(List.of(200, 404, 500, 502, 503, 504, 599, 700)).filteredOn(policy::isFailure)
-        .containsExactly(500, 502, 503, 504);
-  }
-
-  @Test
   void backoffMillis_followsTheIntervalFunctionAndNeverGoesNegative() {
     assertThat(policy.backoffMillis(1)).isEqualTo(50);
     assertThat(policy.backoffMillis(3)).isEqualTo(150);
-    assertThat(new RetryPolicy(3, new int[0], new int[0], round -> -5L).backoffMillis(1)).isZero();
-    assertThat(new RetryPolicy(3, new int[0], new int[0], round -> null).backoffMillis(1)).isZero();
+    assertThat(new RetryRule(3, new int[0], round -> -5L).backoffMillis(1)).isZero();
+    assertThat(new RetryRule(3, new int[0], round -> null).backoffMillis(1)).isZero();
   }
 
   @Test
@@ -108,45 +96,39 @@ class RetryPolicyTest {
       members = lb.status();
     }
 
-    assertThat(RetryPolicy.everyTargetTried(members, Set.of(a, b))).isTrue();
-    assertThat(RetryPolicy.everyTargetTried(members, Set.of(a))).isFalse(); // say b was ejected before this call
-    assertThat(RetryPolicy.everyTargetTried(members, null)).isFalse();
-    assertThat(RetryPolicy.everyTargetTried(List.of(), Set.of(a))).isFalse(); // a closed balancer has none
+    assertThat(RetryRule.everyTargetTried(members, Set.of(a, b))).isTrue();
+    assertThat(RetryRule.everyTargetTried(members, Set.of(a))).isFalse(); // say b was ejected before this call
+    assertThat(RetryRule.everyTargetTried(members, null)).isFalse();
+    assertThat(RetryRule.everyTargetTried(List.of(), Set.of(a))).isFalse(); // a closed balancer has none
   }
 
   @Test
-  void idempotencyAndResendability_followMethodTagAndBody() {
-    RequestBody body = RequestBody.create("x", TEXT);
-    RequestBody oneShot = new RequestBody() {
-      @Override
-      public MediaType contentType() {
-        return TEXT;
-      }
+  void idempotency_resendability_andHedgeability_followMethodMarkAndBody() {
+    assertThat(RetryRule.isResendable("GET", null, true)).isTrue();
+    assertThat(RetryRule.isResendable("PUT", null, true)).isTrue();
+    assertThat(RetryRule.isResendable("DELETE", null, true)).isTrue();
+    assertThat(RetryRule.isResendable("POST", null, true)).isFalse();
+    assertThat(RetryRule.isResendable("PATCH", null, true)).isFalse();
+    assertThat(RetryRule.isResendable("PUT", null, false)).as("a body that cannot be written twice").isFalse();
+    assertThat(RetryRule.isResendable("POST", Boolean.TRUE, true)).isTrue();
+    assertThat(RetryRule.isResendable("GET", Boolean.FALSE, true)).isFalse();
+    assertThat(RetryRule.isResendable("get", null, true)).as("methods are case-sensitive").isFalse();
 
-      @Override
-      public void writeTo(BufferedSink sink) throws IOException {
-        sink.writeUtf8("x");
-      }
-
-      @Override
-      public boolean isOneShot() {
-        return true;
-      }
-    };
-
-    assertThat(RetryPolicy.isResendable(request("GET", null))).isTrue();
-    assertThat(RetryPolicy.isResendable(request("PUT", body))).isTrue();
-    assertThat(RetryPolicy.isResendable(request("DELETE", null))).isTrue();
-    assertThat(RetryPolicy.isResendable(request("POST", body))).isFalse();
-    assertThat(RetryPolicy.isResendable(request("PATCH", body))).isFalse();
-    assertThat(RetryPolicy.isResendable(request("PUT", oneShot))).isFalse();
-    assertThat(RetryPolicy.isResendable(request("POST", body).newBuilder()
-        .tag(Idempotency.class, Idempotency.IDEMPOTENT).build())).isTrue();
-    assertThat(RetryPolicy.isResendable(request("GET", null).newBuilder()
-        .tag(Idempotency.class, Idempotency.NON_IDEMPOTENT).build())).isFalse();
+    assertThat(RetryRule.isHedgeable("GET", null, true)).isTrue();
+    assertThat(RetryRule.isHedgeable("HEAD", null, true)).isTrue();
+    assertThat(RetryRule.isHedgeable("OPTIONS", null, true)).isTrue();
+    assertThat(RetryRule.isHedgeable("PUT", null, true)).as("retried, but not hedged unless marked").isFalse();
+    assertThat(RetryRule.isHedgeable("DELETE", null, true)).isFalse();
+    assertThat(RetryRule.isHedgeable("POST", Boolean.TRUE, true)).isTrue();
+    assertThat(RetryRule.isHedgeable("POST", Boolean.TRUE, false)).isFalse();
+    assertThat(RetryRule.isHedgeable("GET", Boolean.FALSE, true)).isFalse();
   }
 
-  private static Request request(String method, RequestBody body) {
-    return new Request.Builder().url("http://orders/x").method(method, body).build();
+  @Test
+  void badConfiguration_isRejectedNamingTheField() {
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> new RetryRule(0, new int[0], round -> 0L))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxAttempts");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> new RetryRule(3, new int[] {600}, round -> 0L))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("retryStatusCodes").hasMessageContaining("600");
   }
 }
