@@ -111,11 +111,11 @@ class LabOptionsTest {
 
   @Test
   void durations_acceptCommonUnits() {
-    assertThat(LabOptions.parseDuration("30s")).isEqualTo(Duration.ofSeconds(30));
-    assertThat(LabOptions.parseDuration("0.5s")).isEqualTo(Duration.ofMillis(500));
-    assertThat(LabOptions.parseDuration("2m")).isEqualTo(Duration.ofMinutes(2));
-    assertThat(LabOptions.parseDuration("250ms")).isEqualTo(Duration.ofMillis(250));
-    assertThat(LabOptions.parseDuration("3")).isEqualTo(Duration.ofSeconds(3));
+    assertThat(LabCommandLine.parseDuration("30s")).isEqualTo(Duration.ofSeconds(30));
+    assertThat(LabCommandLine.parseDuration("0.5s")).isEqualTo(Duration.ofMillis(500));
+    assertThat(LabCommandLine.parseDuration("2m")).isEqualTo(Duration.ofMinutes(2));
+    assertThat(LabCommandLine.parseDuration("250ms")).isEqualTo(Duration.ofMillis(250));
+    assertThat(LabCommandLine.parseDuration("3")).isEqualTo(Duration.ofSeconds(3));
   }
 
   @Test
