@@ -47,6 +47,11 @@ abstract class TargetLoad extends TargetLoadPadBefore {
   volatile double windowMinNanos;
   /** Ticker value at which the current window began. */
   volatile long windowStartNanos;
+  /**
+   * False while every success of the current window came from a target whose fresh report said
+   * every worker was busy ({@link #recordSuccessLatency}: such a window measured a queue).
+   */
+  volatile boolean notBusyInWindow;
 
   // The latest load report from the target itself (see Pick#reportLoad). Three racy fields: a reader
   // may see two reports' halves, both recent; never a value the target did not send.
@@ -459,6 +464,16 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    * slower for good has its new minimum within two windows, while one queued sample never becomes
    * it. Failures never come here: a fast error says nothing about the service time. Racy like the
    * EWMA: a lost sample, never a corrupt one.
+   *
+   * <p>Except that a window may raise the minimum only if at least one of its successes found the
+   * target not known to be busy ({@link #freeWorker} not {@link #WORKERS_BUSY}: no fresh report
+   * of every worker busy): a window whose every call was answered from a full target measured its
+   * queue, not its service. Without the exception a target kept saturated (least queueing fills the
+   * fastest targets' queues when every target is busy) had its queued latency taken for its service
+   * time within two windows, and least queueing's hot cost, service time x (calls + 1) / workers,
+   * counted the queue twice and sent calls to the slower targets' queues. A target that became
+   * slower for good still shows its new minimum: each time its report shows a worker free, the window
+   * may rise. Without reports nothing is known busy, so the rule is as stated above.
    */
   void recordSuccessLatency(long sampleNanos, long nowNanos) {
     double sample = Math.max(1.0, (double) sampleNanos);
@@ -474,10 +489,17 @@ abstract class TargetLoad extends TargetLoadPadBefore {
       return;
     }
     if (nowNanos - windowStartNanos >= Math.max(MIN_WINDOW_NANOS, MIN_WINDOW_FACTOR * min)) {
-      minLatencyNanos = Math.min(windowMinNanos, sample);
+      double next = Math.min(windowMinNanos, sample);
+      if (next < min || notBusyInWindow || freeWorker(nowNanos, false) != WORKERS_BUSY) {
+        minLatencyNanos = next;
+      }
       windowMinNanos = sample;
       windowStartNanos = nowNanos;
+      notBusyInWindow = false;
       return;
+    }
+    if (!notBusyInWindow && freeWorker(nowNanos, false) != WORKERS_BUSY) {
+      notBusyInWindow = true;
     }
     if (sample < windowMinNanos) {
       windowMinNanos = sample;
