@@ -72,7 +72,7 @@ final class Completions {
     }
     // The learned-concurrency rule runs for every strategy, whichever is picking: least queueing
     // reads it, and so does the hedge's free-worker pick (LoadBalancer#pickWithFreeWorker).
-    if (LeastQueueingStrategy.recordConcurrency(t, inFlightAtPick, latency, now)) {
+    if (LearnedConcurrency.record(t, inFlightAtPick, latency, now)) {
       otherClients.seen(now, t.minLatencyNanos);
     }
     t.releaseSlot();

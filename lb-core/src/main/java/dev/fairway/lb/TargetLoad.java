@@ -12,10 +12,9 @@ abstract class TargetLoadPadBefore {
  * in one place. Five things: the calls in flight; the peak-EWMA latency average (as Finagle's
  * {@code PeakEwma}); the windowed minimum latency (the service time); the target's latest load
  * report ({@link Pick#reportLoad}, fresh for {@link #REPORT_TTL_NANOS}); and the concurrency learned
- * from this balancer's own calls (written by least queueing's rule,
- * {@link LeastQueueingStrategy#recordConcurrency}). It measures; it does not choose: strategies
- * read it to score targets. It is a superclass of {@link TrackedTarget} rather than a field so that
- * a selection reads it without another pointer hop.
+ * from this balancer's own calls (written by its rule, {@link LearnedConcurrency}). It measures; it
+ * does not choose: strategies read it to score targets. It is a superclass of {@link TrackedTarget}
+ * rather than a field so that a selection reads it without another pointer hop.
  *
  * <p>Every pick and completion touches these fields, so they sit together on their own cache
  * line(s). Lock-free; the EWMA is a racy read-modify-write by design (a lost sample, never a
@@ -81,7 +80,7 @@ abstract class TargetLoad extends TargetLoadPadBefore {
   }
 
   // What this balancer learned of the target's concurrency from its own calls: least queueing's
-  // rule (LeastQueueingStrategy.recordConcurrency) writes and reads these; nothing else does.
+  // rule (LearnedConcurrency) writes and reads these; nothing else does.
   /** The most calls of this balancer the target served at once without queueing; 0 until known. */
   volatile int learnedConcurrency;
   /** Ticker value until which probing one call above {@link #learnedConcurrency} waits. */
@@ -427,8 +426,8 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    *       utilization 0 with none of our calls sent since: free;
    *   <li>without one, if this balancer is its targets' only client ({@code alone}, see {@link
    *       OtherClients}) and learned the target's concurrency from its own calls
-   *       ({@link LeastQueueingStrategy#recordConcurrency}, fed by every strategy's successes):
-   *       {@link LeastQueueingStrategy#freeByOwnCount} free, else busy.
+   *       ({@link LearnedConcurrency#record}, fed by every strategy's successes):
+   *       {@link LearnedConcurrency#freeByOwnCount} free, else busy.
    * </ul>
    *
    * Anything else is {@link #WORKERS_UNKNOWN}: in a fleet without load reports, or before the
@@ -446,7 +445,7 @@ abstract class TargetLoad extends TargetLoadPadBefore {
       }
     }
     if (alone && learnedConcurrency > 0) {
-      return LeastQueueingStrategy.freeByOwnCount(this, nowNanos) ? WORKER_FREE : WORKERS_BUSY;
+      return LearnedConcurrency.freeByOwnCount(this, nowNanos) ? WORKER_FREE : WORKERS_BUSY;
     }
     return WORKERS_UNKNOWN;
   }

@@ -59,7 +59,7 @@
  *       strategy that does not rank by zone itself ({@code BuiltinStrategy.attachTo}), computes the
  *       {@code ZoneSplit} from the snapshot and its own previous selector, and its selector tells the
  *       balancer when to review the split and the metrics what share stays local. Least queueing's
- *       rule of learned concurrency is {@code LeastQueueingStrategy.recordConcurrency}.
+ *       rule of learned concurrency is {@code LearnedConcurrency}.
  *   <li><b>Metrics.</b> {@code BalancerMetrics}: a no-op by default; the Micrometer one reads the
  *       published snapshot and selector, so gauges cost the pick path nothing.
  *   <li><b>Facade.</b> {@code LoadBalancer} wires it all and runs the pick; {@code PickHandle} is a
@@ -85,7 +85,7 @@
  *
  * <p><b>A completion</b> ({@code PickHandle.success}, {@code failure} or {@code release}; only the
  * first counts): {@code Completions} updates the {@code TargetLoad} (latency average, windowed
- * minimum), runs the learned-concurrency rule ({@code LeastQueueingStrategy.recordConcurrency}, for
+ * minimum), runs the learned-concurrency rule ({@code LearnedConcurrency.record}, for
  * every strategy: least queueing and the hedge's free-worker pick read it), frees the slot, feeds
  * {@code PassiveHealthChecker} (which may eject: {@code TargetHealth.apply}, then
  * {@code BalancerUpdater.offerTransition}, never waiting), drops the target's affinity entries on a
