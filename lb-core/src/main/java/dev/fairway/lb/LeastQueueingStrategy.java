@@ -78,10 +78,10 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
 
   /**
    * Workers implied by the kept report (in flight / utilization, capped by {@link
-   * TargetLoad#recordReport}), or 0 when the report cannot tell.
+   * ReportPlausibility#record}), or 0 when the report cannot tell.
    */
   static double reportedWorkers(TrackedTarget t) {
-    return t.reportedWorkers; // capped when the report was kept, see TargetLoad#recordReport
+    return t.reportedWorkers; // capped when the report was kept, see ReportPlausibility#record
   }
 
   static final class LeastQueueingSelector extends Selector {

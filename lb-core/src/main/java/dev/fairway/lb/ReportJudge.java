@@ -22,7 +22,7 @@ package dev.fairway.lb;
  * after it has been seen to agree), and everything expires: the rate decays when answers stop, so a
  * target nobody calls is counted at our own calls again and gets calls (never frozen out), and a
  * report is read for {@link TargetLoad#REPORT_TTL_NANOS} only. Least queueing keeps its own rules
- * ({@link TargetLoad#recordReport}) and does not read this.
+ * ({@link ReportPlausibility#record}) and does not read this.
  *
  * <p>Thread safety: lock-free; the fields are racy read-modify-writes like the latency EWMA (a lost
  * update, never a corrupt value). Nothing here runs on the pick path except {@link #load}, which

@@ -237,7 +237,7 @@ class LeastQueueingTest {
     }
     // 1's fastest answer is 10 ms, so its third and fourth calls, 100 ms each, waited although each
     // was sent on a report that claimed 6 of 8 workers free: the second such disagreement in a row
-    // makes 1 fall back to unreported scoring (TargetLoad#recordReport). Those calls were alone on
+    // makes 1 fall back to unreported scoring (ReportPlausibility#record). Those calls were alone on
     // it and waited, so other clients are taken to be present, and 1 is scored by peak-EWMA cost:
     // 100 ms against 20. 2 takes over.
     assertThat(seq).containsExactly("1", "1", "1", "1", "2", "2", "2", "2", "2", "2", "2", "2");

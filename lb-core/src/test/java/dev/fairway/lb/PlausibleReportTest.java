@@ -16,7 +16,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Load reports that disagree with what the balancer sees itself ({@link TargetLoad#recordReport}):
+ * Load reports that disagree with what the balancer sees itself ({@link ReportPlausibility#record}):
  * what is discarded and counted, what is capped, and that honest reports in every style are kept.
  * Exact, on a fake ticker; the fleet cases are a closed-loop simulation on that ticker.
  */
@@ -169,7 +169,7 @@ class PlausibleReportTest {
     call(lb, ticker, t(2), 30, 0.000001, 1); // the same for the liar
     assertThat(two.reported).isFalse();
     assertThat(two.distrusted(ticker.read())).isTrue();
-    assertThat(two.distrustedUntilNanos).isEqualTo(ticker.read() + TargetLoad.DISTRUST_BASE_NANOS);
+    assertThat(two.distrustedUntilNanos).isEqualTo(ticker.read() + ReportPlausibility.DISTRUST_BASE_NANOS);
     assertThat(discarded("distrusted")).isEqualTo(1.0);
     assertThat(discarded("implausible")).isZero();
   }
