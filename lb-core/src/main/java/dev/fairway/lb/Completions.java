@@ -66,7 +66,7 @@ final class Completions {
     long now = ticker.getAsLong();
     long latency = recordedLatencyNanos >= 0 ? recordedLatencyNanos : Math.max(0, now - startNanos);
     t.recordLatency(latency, now, tauNanos);
-    t.recordSuccessLatency(latency, now);
+    t.recordSuccessLatency(latency, now, FleetLoad.workers(t, now, false) == FleetLoad.WorkerState.BUSY);
     double fastest = Math.max(1.0, (double) latency);
     double fastestAny = fastestAnyNanos;
     if (fastestAny == 0.0 || fastest < fastestAny) { // written only when lower: no volatile store per call

@@ -5,7 +5,7 @@ package dev.fairway.lb;
  * from this balancer's own calls, the way TCP Vegas reads a queue from round-trip times. {@link
  * Completions#success} runs it for every success, whatever the strategy; least queueing reads it
  * (its cold test when this balancer is its targets' only client) and so does the hedge's free-worker
- * pick ({@link TargetLoad#freeWorker}). The fields it writes live in {@link TargetLoad}, on the
+ * pick ({@link FleetLoad#workers}). The fields it writes live in {@link TargetLoad}, on the
  * cache lines a pick already reads; the rule is here. Stateless; racy like the EWMA (a lost update,
  * never a corrupt value).
  */

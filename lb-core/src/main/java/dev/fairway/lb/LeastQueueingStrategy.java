@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * <p>So targets are classified first, as Google's Prequal does. A target is <em>cold</em> while its
  * load report is fresh ({@link Pick#reportLoad}, at most 5 s old) and says a worker is free: its
  * calls in flight from every client (the report's count plus this balancer's calls since, {@link
- * TargetLoad#fleetInFlight}) are fewer than its workers (the report's count / its utilization),
+ * FleetLoad#inFlight}) are fewer than its workers (the report's count / its utilization),
  * or it reported utilization 0 and this balancer sent it nothing since. Every other target is
  * <em>hot</em>, and so is one whose last call failed, whatever it reports (a fast 503 is no free
  * worker), with its cost multiplied by 4 for every failure in a row: measured by this balancer
@@ -131,7 +131,7 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
         double service = t.minLatencyNanos;
         double workers = reportedWorkers(t);
         if (workers > 0) {
-          double inFlight = t.fleetInFlight(now, TargetLoad.REPORT_TTL_NANOS);
+          double inFlight = FleetLoad.inFlight(t, now);
           if (inFlight < workers) {
             return service * w; // cold: a worker is free
           }

@@ -106,7 +106,7 @@ abstract class TargetLoad extends TargetLoadPadBefore {
   /** 0 until the first fallback; then how many fallbacks in a row (each one lasts twice the one before). */
   volatile int distrustLevel;
 
-  // What the report judge (ReportJudge) keeps: written on the report path only, read by fleetLoad.
+  // What the report judge (ReportJudge) keeps: written on the report path only, read by FleetLoad.load.
   /** This balancer's answers with a report from the target, decayed over {@link ReportJudge#WINDOW_NANOS}. */
   volatile double answerCount;
   /** Ticker value of the last answer counted in {@link #answerCount}. */
@@ -172,74 +172,6 @@ abstract class TargetLoad extends TargetLoadPadBefore {
     return reported && nowNanos - reportStampNanos < ttlNanos;
   }
 
-  /**
-   * Calls in flight at the target from every client, as well as this balancer knows: the fresh
-   * report's count plus the calls this balancer sent since (C3's concurrency compensation, with the
-   * report standing in for the other clients), never below this balancer's own count. Without a
-   * fresh report, this balancer's own count.
-   */
-  final double fleetInFlight(long nowNanos, long ttlNanos) {
-    int own = inFlight;
-    if (!reportFresh(nowNanos, ttlNanos)) {
-      return own;
-    }
-    double rif = reportedInFlight;
-    if (!(rif >= 0)) {
-      return own;
-    }
-    return Math.max(own, rif + Math.max(0, own - inFlightAtReport));
-  }
-
-  /**
-   * Calls in flight at the target from every client, for strategies that compare counts: the
-   * fresh report as far as the target is trusted, the rest by this balancer's own traffic there on
-   * the fleet's scale ({@link ReportJudge#load}, where the trust model is stated).
-   */
-  final double fleetLoad(long nowNanos, double scale) {
-    return ReportJudge.load(this, nowNanos, scale);
-  }
-
-  /** {@link #freeWorker}: a worker is free. */
-  static final int WORKER_FREE = 0;
-  /** {@link #freeWorker}: every worker is busy, or the target is failing. */
-  static final int WORKERS_BUSY = 1;
-  /** {@link #freeWorker}: nothing this balancer knows tells. */
-  static final int WORKERS_UNKNOWN = 2;
-
-  /**
-   * Whether the target has a worker free at {@code nowNanos}, from the two signals least queueing's
-   * cold test reads, for any strategy:
-   *
-   * <ul>
-   *   <li>a fresh, trusted load report with workers: free while the calls in flight from every
-   *       client ({@link #fleetInFlight}) are fewer than its workers, else busy; or one of
-   *       utilization 0 with none of our calls sent since: free;
-   *   <li>without one, if this balancer is its targets' only client ({@code alone}, see {@link
-   *       OtherClients}) and learned the target's concurrency from its own calls
-   *       ({@link LearnedConcurrency#record}, fed by every strategy's successes):
-   *       {@link LearnedConcurrency#freeByOwnCount} free, else busy.
-   * </ul>
-   *
-   * Anything else is {@link #WORKERS_UNKNOWN}: in a fleet without load reports, or before the
-   * first answers, no count tells. Failures are not read here: passive health ejects a failing
-   * target, and the strategy's own choice among the targets left already weighs them.
-   */
-  final int freeWorker(long nowNanos, boolean alone) {
-    if (reportFresh(nowNanos, REPORT_TTL_NANOS)) {
-      double workers = reportedWorkers;
-      if (workers > 0) {
-        return fleetInFlight(nowNanos, REPORT_TTL_NANOS) < workers ? WORKER_FREE : WORKERS_BUSY;
-      }
-      if (reportedUtilization == 0.0 && inFlight <= inFlightAtReport) {
-        return WORKER_FREE;
-      }
-    }
-    if (alone && learnedConcurrency > 0) {
-      return LearnedConcurrency.freeByOwnCount(this, nowNanos) ? WORKER_FREE : WORKERS_BUSY;
-    }
-    return WORKERS_UNKNOWN;
-  }
-
   /** A window of the minimum is this many times the minimum itself (at least {@link #MIN_WINDOW_NANOS}). */
   static final int MIN_WINDOW_FACTOR = 16;
   static final long MIN_WINDOW_NANOS = 50_000_000L;
@@ -255,8 +187,8 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    * EWMA: a lost sample, never a corrupt one.
    *
    * <p>Except that a window may raise the minimum only if at least one of its successes found the
-   * target not known to be busy ({@link #freeWorker} not {@link #WORKERS_BUSY}: no fresh report
-   * of every worker busy): a window whose every call was answered from a full target measured its
+   * target not known to be busy ({@code busy}: {@link FleetLoad#workers} said {@link
+   * FleetLoad.WorkerState#BUSY} at the answer, by a fresh report of every worker busy): a window whose every call was answered from a full target measured its
    * queue, not its service. Without the exception a target kept saturated (least queueing fills the
    * fastest targets' queues when every target is busy) had its queued latency taken for its service
    * time within two windows, and least queueing's hot cost, service time x (calls + 1) / workers,
@@ -264,7 +196,7 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    * slower for good still shows its new minimum: each time its report shows a worker free, the window
    * may rise. Without reports nothing is known busy, so the rule is as stated above.
    */
-  void recordSuccessLatency(long sampleNanos, long nowNanos) {
+  void recordSuccessLatency(long sampleNanos, long nowNanos, boolean busy) {
     double sample = Math.max(1.0, (double) sampleNanos);
     double fastest = fastestNanos;
     if (fastest == 0.0 || sample < fastest) {
@@ -279,7 +211,7 @@ abstract class TargetLoad extends TargetLoadPadBefore {
     }
     if (nowNanos - windowStartNanos >= Math.max(MIN_WINDOW_NANOS, MIN_WINDOW_FACTOR * min)) {
       double next = Math.min(windowMinNanos, sample);
-      if (next < min || notBusyInWindow || freeWorker(nowNanos, false) != WORKERS_BUSY) {
+      if (next < min || notBusyInWindow || !busy) {
         minLatencyNanos = next;
       }
       windowMinNanos = sample;
@@ -287,7 +219,7 @@ abstract class TargetLoad extends TargetLoadPadBefore {
       notBusyInWindow = false;
       return;
     }
-    if (!notBusyInWindow && freeWorker(nowNanos, false) != WORKERS_BUSY) {
+    if (!notBusyInWindow && !busy) {
       notBusyInWindow = true;
     }
     if (sample < windowMinNanos) {
