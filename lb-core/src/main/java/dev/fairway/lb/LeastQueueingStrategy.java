@@ -12,7 +12,8 @@ import org.jspecify.annotations.Nullable;
  * Keeping every target's workers busy and queueing the excess where service is fastest reaches the
  * limit.
  *
- * <p>So targets are classified first, as Google's Prequal does. A target is <em>cold</em> while its
+ * <p>So targets are classified first, as Google's Prequal does, by the worker state the hedge's
+ * free-worker pick reads too ({@link FleetLoad#workers}). A target is <em>cold</em> while its
  * load report is fresh ({@link Pick#reportLoad}, at most 5 s old) and says a worker is free: its
  * calls in flight from every client (the report's count plus this balancer's calls since, {@link
  * FleetLoad#inFlight}) are fewer than its workers (the report's count / its utilization),
@@ -26,7 +27,8 @@ import org.jspecify.annotations.Nullable;
  * / workers; without one, {@link LeastResponseTimeStrategy}'s peak-EWMA cost, latency x (this
  * balancer's calls + 1).
  *
- * <p>Without a report, a balancer that is its targets' only client still knows where a worker is
+ * <p>Without a report that tells (none fresh, or one that implies no workers and no idle), a
+ * balancer that is its targets' only client still knows where a worker is
  * free: every call they serve is its own. So each target learns from this balancer's calls how many
  * it serves at once without queueing, the way TCP Vegas reads a queue from round-trip times ({@link
  * LearnedConcurrency}): a call no slower than 1.1 x the service time did not wait, and
@@ -76,14 +78,6 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
     };
   }
 
-  /**
-   * Workers implied by the kept report (in flight / utilization, capped by {@link
-   * ReportPlausibility#record}), or 0 when the report cannot tell.
-   */
-  static double reportedWorkers(TrackedTarget t) {
-    return t.reportedWorkers; // capped when the report was kept, see ReportPlausibility#record
-  }
-
   static final class LeastQueueingSelector extends Selector {
     private final TrackedTarget[] targets;
     /** 1 / effective weight, so scoring multiplies instead of dividing. */
@@ -127,22 +121,15 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
       if (t.minLatencyNanos == 0.0 && t.inFlight == 0) {
         return 0.0; // never answered us: one call measures it (as least response time's zero cost)
       }
-      if (t.reportFresh(now, TargetLoad.REPORT_TTL_NANOS)) {
-        double service = t.minLatencyNanos;
-        double workers = reportedWorkers(t);
-        if (workers > 0) {
-          double inFlight = FleetLoad.inFlight(t, now);
-          if (inFlight < workers) {
-            return service * w; // cold: a worker is free
-          }
-          if (service > 0) {
-            return -1 - service * (inFlight + 1) / workers * w; // when the new call would be done
-          }
-        } else if (t.reportedUtilization == 0.0 && t.inFlight <= t.inFlightAtReport) {
-          return service * w; // idle when it answered, and nothing sent since
-        }
-      } else if (alone && LearnedConcurrency.freeByOwnCount(t, now)) {
-        return t.minLatencyNanos * w; // alone in front of it, and it has a worker free
+      double service = t.minLatencyNanos;
+      FleetLoad.WorkerState state = FleetLoad.workers(t, now, alone);
+      if (state == FleetLoad.WorkerState.FREE) {
+        return service * w; // cold: a worker is free
+      }
+      double workers = t.reportedWorkers; // as the kept report implied them (ReportPlausibility#record)
+      if (state == FleetLoad.WorkerState.BUSY && workers > 0 && service > 0
+          && t.reportFresh(now, TargetLoad.REPORT_TTL_NANOS)) {
+        return -1 - service * (FleetLoad.inFlight(t, now) + 1) / workers * w; // when the new call would be done
       }
       return -1 - LeastResponseTimeStrategy.cost(t, w, now, stepsPerNano);
     }
