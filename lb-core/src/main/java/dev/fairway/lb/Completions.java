@@ -49,11 +49,11 @@ final class Completions {
     long now = ticker.getAsLong();
     long latency = recordedLatencyNanos >= 0 ? recordedLatencyNanos : Math.max(0, now - startNanos);
     judge.judge(t, requestsInFlight, t.inFlight, now, latency);
-    int result = ReportPlausibility.record(t, utilization, requestsInFlight, now, latency, startNanos, inFlightAtPick,
+    ReportPlausibility.Outcome result = ReportPlausibility.record(t, utilization, requestsInFlight, now, latency, startNanos, inFlightAtPick,
         fastestAnyNanos);
-    if (result == ReportPlausibility.REPORT_IMPLAUSIBLE) {
+    if (result == ReportPlausibility.Outcome.IMPLAUSIBLE) {
       metrics.reportDiscarded(t, false);
-    } else if (result == ReportPlausibility.REPORT_DISTRUSTED) {
+    } else if (result == ReportPlausibility.Outcome.DISTRUSTED) {
       metrics.reportDiscarded(t, true);
     }
   }

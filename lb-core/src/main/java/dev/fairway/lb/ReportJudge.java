@@ -29,7 +29,7 @@ package dev.fairway.lb;
  * result through {@link FleetLoad#load}, which reads fields and allocates nothing.
  */
 final class ReportJudge {
-  /** What a report told the judge: see {@link #judge}. */
+  /** What a report told a judge: {@link #judge}, and least queueing's agreement test ({@link ReportPlausibility}). */
   enum Verdict {
     /** Its ratio is within a factor {@link #AGREEMENT_FACTOR} of the scale: the target's trust rises. */
     AGREES,

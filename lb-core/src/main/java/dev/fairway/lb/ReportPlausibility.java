@@ -1,5 +1,7 @@
 package dev.fairway.lb;
 
+import dev.fairway.lb.ReportJudge.Verdict;
+
 /**
  * Least queueing's rules for a load report: whether a report is kept for least queueing's
  * free-worker test, judged against what this balancer sees of the target itself, and when a
@@ -13,10 +15,16 @@ final class ReportPlausibility {
   private ReportPlausibility() {}
 
   /** What became of a report: {@link #record}'s results. */
-  static final int REPORT_KEPT = 0;
-  static final int REPORT_EMPTY = 1;
-  static final int REPORT_IMPLAUSIBLE = 2;
-  static final int REPORT_DISTRUSTED = 3;
+  enum Outcome {
+    /** Kept: least queueing reads it. */
+    KEPT,
+    /** Neither value usable: nothing changes. */
+    EMPTY,
+    /** A lie about our own calls: discarded, and counted. */
+    IMPLAUSIBLE,
+    /** The target's reports are set aside for a while: discarded unread, and counted. */
+    DISTRUSTED
+  }
 
   /**
    * Besides the answering call, one in this many of this balancer's calls on the target may be
@@ -49,7 +57,7 @@ final class ReportPlausibility {
    *       one included) are in flight there. A report whose count (its {@code rif}; a utilization of
    *       0 alone claims 0) is below {@code own - 1 - own / }{@value #IN_TRANSIT_SHARE} is a lie:
    *       the 1 is the answering call, which a server may or may not count, and the eighth is calls
-   *       still on the wire. It is discarded ({@link #REPORT_IMPLAUSIBLE}).
+   *       still on the wire. It is discarded ({@link Outcome#IMPLAUSIBLE}).
    *   <li><b>Workers capped.</b> The implied workers (rif / utilization) are at most {@value
    *       #WORKER_MARGIN} x the most of our calls it ever held at a report or the concurrency we
    *       learned, at least {@value #WORKER_MARGIN}: a report of 1e6 or Infinity workers
@@ -88,26 +96,26 @@ final class ReportPlausibility {
    *       hand: a claim of free workers we could not verify, contradicted by our own call), and the target's reports are not used for 30 s, then 60, 120
    *       and at most 240 s if it happens again within 4 minutes of the last fallback's end (as
    *       Envoy's outlier detection lengthens each ejection): it is scored as if it never reported.
-   *       Its reports meanwhile are discarded unread ({@link #REPORT_DISTRUSTED}); for the
+   *       Its reports meanwhile are discarded unread ({@link Outcome#DISTRUSTED}); for the
    *       strategies that count calls see {@link ReportJudge}. An agreeing report ends the streak.
    * </ul>
    *
    * <p>NaN or negative values are not kept (the field keeps NaN); a report with neither value
-   * changes nothing ({@link #REPORT_EMPTY}).
+   * changes nothing ({@link Outcome#EMPTY}).
    *
    * {@code fastestAnyNanos} is the fastest answer any target gave this balancer (0 until one did).
    *
-   * @return one of {@link #REPORT_KEPT}, {@link #REPORT_EMPTY}, {@link #REPORT_IMPLAUSIBLE}, {@link #REPORT_DISTRUSTED}
+   * @return what became of the report
    */
-  static int record(TargetLoad t, double utilization, double requestsInFlight, long nowNanos, long latencyNanos,
+  static Outcome record(TargetLoad t, double utilization, double requestsInFlight, long nowNanos, long latencyNanos,
       long startNanos, int inFlightAtPick, double fastestAnyNanos) {
     boolean u = utilization >= 0 && utilization < Double.POSITIVE_INFINITY;
     boolean r = requestsInFlight >= 0 && requestsInFlight < Double.POSITIVE_INFINITY;
     if (!u && !r) {
-      return REPORT_EMPTY;
+      return Outcome.EMPTY;
     }
     if (t.distrustLevel > 0 && nowNanos - t.distrustedUntilNanos < 0) {
-      return REPORT_DISTRUSTED;
+      return Outcome.DISTRUSTED;
     }
     int own = t.inFlight;
     double claimed = r ? requestsInFlight : utilization == 0 ? 0 : Double.NaN;
@@ -129,26 +137,27 @@ final class ReportPlausibility {
     double fastest = t.fastestNanos;
     boolean waited = fastest > 0 && latencyNanos > WAITED_RATIO * fastest;
     boolean keptCapped = t.reportCapped;
-    int judged = implausible ? DISAGREES : judgeKeptReport(t, nowNanos, startNanos, inFlightAtPick, waited, fastest);
+    Verdict judged = implausible ? Verdict.DISAGREES
+        : judgeKeptReport(t, nowNanos, startNanos, inFlightAtPick, waited, fastest);
     boolean slowForIdle = fastestAnyNanos > 0 && latencyNanos > SLOW_FOR_IDLE_RATIO * fastestAnyNanos;
-    boolean extreme = (capped && waited) || (judged == DISAGREES && keptCapped && !implausible);
+    boolean extreme = (capped && waited) || (judged == Verdict.DISAGREES && keptCapped && !implausible);
     if (capped && slowForIdle) {
       workers = Math.min(workers, requestsInFlight); // no free worker: see the rule
     }
     if (extreme) {
-      judged = DISAGREES;
+      judged = Verdict.DISAGREES;
     }
-    if (judged == DISAGREES) {
+    if (judged == Verdict.DISAGREES) {
       int n = t.disagreements + 1;
       if (extreme || n >= DISAGREEMENTS_TO_DISTRUST) {
         distrust(t, nowNanos);
-        return implausible ? REPORT_IMPLAUSIBLE : REPORT_DISTRUSTED;
+        return implausible ? Outcome.IMPLAUSIBLE : Outcome.DISTRUSTED;
       }
       t.disagreements = n;
       if (implausible) {
-        return REPORT_IMPLAUSIBLE;
+        return Outcome.IMPLAUSIBLE;
       }
-    } else if (judged == AGREES) {
+    } else if (judged == Verdict.AGREES) {
       t.disagreements = 0;
     }
     t.reportedUtilization = u ? utilization : Double.NaN;
@@ -158,12 +167,8 @@ final class ReportPlausibility {
     t.inFlightAtReport = own;
     t.reportStampNanos = nowNanos;
     t.reported = true;
-    return REPORT_KEPT;
+    return Outcome.KEPT;
   }
-
-  static final int AGREES = 0;
-  static final int DISAGREES = 1;
-  static final int UNKNOWN = 2;
 
   /**
    * Whether the kept report in hand (the latest before the one arriving now) agrees with the call
@@ -180,34 +185,34 @@ final class ReportPlausibility {
    * </ul>
    *
    * A report that claimed no free worker agrees (it cannot draw calls), and so does one that
-   * claimed one on a call that did not wait. Anything else is {@link #UNKNOWN}: no report, a stale
-   * one, or one from the end of the call.
+   * claimed one on a call that did not wait. Anything else is {@link Verdict#UNJUDGED}: no report,
+   * a stale one, or one from the end of the call.
    */
-  private static int judgeKeptReport(TargetLoad t, long nowNanos, long startNanos, int inFlightAtPick, boolean waited,
+  private static Verdict judgeKeptReport(TargetLoad t, long nowNanos, long startNanos, int inFlightAtPick, boolean waited,
       double fastest) {
     if (!t.reported) {
-      return UNKNOWN;
+      return Verdict.UNJUDGED;
     }
     long stamp = t.reportStampNanos;
     double rif = t.reportedInFlight;
     double workers = t.reportedWorkers;
     boolean before = stamp - startNanos <= 0;
     if (before && startNanos - stamp >= TargetLoad.REPORT_TTL_NANOS) {
-      return UNKNOWN;
+      return Verdict.UNJUDGED;
     }
     int sentSince = before ? Math.max(0, inFlightAtPick - t.inFlightAtReport) : 0;
     boolean claimedFree = workers > 0 ? rif + sentSince < workers
         : sentSince == 0 && (rif == 0 || (Double.isNaN(rif) && t.reportedUtilization == 0));
     if (!claimedFree) {
-      return AGREES;
+      return Verdict.AGREES;
     }
     if (!waited) {
-      return AGREES;
+      return Verdict.AGREES;
     }
     if (before || nowNanos - stamp >= WAITED_RATIO * fastest) {
-      return DISAGREES;
+      return Verdict.DISAGREES;
     }
-    return UNKNOWN;
+    return Verdict.UNJUDGED;
   }
 
   /** Falls back to unreported scoring: the report in hand is dropped, and the next ones until the fallback ends. */
