@@ -38,7 +38,7 @@ class BalancerMetrics {
   /**
    * A load report from {@code t} was discarded: it claimed fewer calls than this balancer had there
    * ({@code distrusted} false), or the target's reports are not used for a while (true); see
-   * {@link TargetLoad#recordReport}.
+   * {@link ReportPlausibility#record}.
    */
   void reportDiscarded(TrackedTarget t, boolean distrusted) {}
 
@@ -71,7 +71,7 @@ class BalancerMetrics {
    * {@code fairway.affinity.invalidations{service,balancer}}, {@code fairway.panic{service,balancer}},
    * {@code fairway.inflight{service,balancer,target}}, {@code fairway.load.reports{service,result}}
    * with result {@code implausible} or {@code distrusted} (reports discarded by the plausibility
-   * rules, {@link TargetLoad#recordReport}; the meter and its sharing, with the integrations that
+   * rules, {@link ReportPlausibility#record}; the meter and its sharing, with the integrations that
    * count the {@code parsed} and {@code malformed} ones, belong to {@link LoadReportMeters}), and with zone-aware routing
    * {@code fairway.zone.spill{service,balancer}} (the share of calls the current snapshot sends out
    * of the local zone, 0..1; read from the published selector, so it costs the pick path nothing).

@@ -21,7 +21,7 @@ final class Completions {
   /**
    * The fastest successful answer any target gave this balancer, in nanoseconds; 0 until the first.
    * Racy like the EWMA (a lost sample, never a corrupt one); it never rises. For {@link
-   * TargetLoad#recordReport}'s rule on reports claiming more workers than the cap.
+   * ReportPlausibility#record}'s rule on reports claiming more workers than the cap.
    */
   private volatile double fastestAnyNanos;
 
@@ -40,18 +40,20 @@ final class Completions {
    * A load report arrived on the response of a call sent at {@code startNanos} ({@code
    * recordedLatencyNanos} if its latency was recorded, else -1): the judge weighs it for the
    * strategies that compare counts ({@link ReportJudge#judge}), least queueing's rules judge it for
-   * that strategy ({@link TargetLoad#recordReport}), and one those rules discard is counted. {@code inFlightAtPick} is this
-   * balancer's calls on the target when the call was sent, itself included.
+   * that strategy ({@link ReportPlausibility#record}), and one those rules discard is counted.
+   * {@code inFlightAtPick} is this balancer's calls on the target when the call was sent, itself
+   * included.
    */
   void report(TrackedTarget t, double utilization, double requestsInFlight, long startNanos, long recordedLatencyNanos,
       int inFlightAtPick) {
     long now = ticker.getAsLong();
     long latency = recordedLatencyNanos >= 0 ? recordedLatencyNanos : Math.max(0, now - startNanos);
     judge.judge(t, requestsInFlight, t.inFlight, now, latency);
-    int result = t.recordReport(utilization, requestsInFlight, now, latency, startNanos, inFlightAtPick, fastestAnyNanos);
-    if (result == TargetLoad.REPORT_IMPLAUSIBLE) {
+    ReportPlausibility.Outcome result = ReportPlausibility.record(t, utilization, requestsInFlight, now, latency, startNanos, inFlightAtPick,
+        fastestAnyNanos);
+    if (result == ReportPlausibility.Outcome.IMPLAUSIBLE) {
       metrics.reportDiscarded(t, false);
-    } else if (result == TargetLoad.REPORT_DISTRUSTED) {
+    } else if (result == ReportPlausibility.Outcome.DISTRUSTED) {
       metrics.reportDiscarded(t, true);
     }
   }
@@ -64,7 +66,7 @@ final class Completions {
     long now = ticker.getAsLong();
     long latency = recordedLatencyNanos >= 0 ? recordedLatencyNanos : Math.max(0, now - startNanos);
     t.recordLatency(latency, now, tauNanos);
-    t.recordSuccessLatency(latency, now);
+    t.recordSuccessLatency(latency, now, FleetLoad.workers(t, now, false) == FleetLoad.WorkerState.BUSY);
     double fastest = Math.max(1.0, (double) latency);
     double fastestAny = fastestAnyNanos;
     if (fastestAny == 0.0 || fastest < fastestAny) { // written only when lower: no volatile store per call
@@ -72,7 +74,7 @@ final class Completions {
     }
     // The learned-concurrency rule runs for every strategy, whichever is picking: least queueing
     // reads it, and so does the hedge's free-worker pick (LoadBalancer#pickWithFreeWorker).
-    if (LeastQueueingStrategy.recordConcurrency(t, inFlightAtPick, latency, now)) {
+    if (LearnedConcurrency.record(t, inFlightAtPick, latency, now)) {
       otherClients.seen(now, t.minLatencyNanos);
     }
     t.releaseSlot();

@@ -6,7 +6,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * Fewest in-flight calls per unit of weight. A target's calls in flight are this balancer's own,
  * or, while the target's load report is fresh ({@link Pick#reportLoad}), the reported count from
- * every client plus this balancer's calls since the report ({@link TargetLoad#fleetInFlight}):
+ * every client plus this balancer's calls since the report ({@link FleetLoad#inFlight}):
  * in a fleet of many clients each balancer holds one or two calls per target, too few to tell
  * targets apart, and the report is what makes least connections work there. A report counts as far
  * as {@link ReportJudge} trusts it; the rest of a target's count is what this balancer's own traffic
@@ -48,7 +48,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
     private final long[] weights;
     private final @Nullable WeightedSampler sampler; // null: few enough targets to scan them all
     private final RandomSource random;
-    /** Weighs each target's load report ({@link TargetLoad#fleetLoad}). */
+    /** Weighs each target's load report ({@link FleetLoad#load}). */
     private final ReportJudge judge;
     /** Round-trip ranks for ties ({@link Selector#roundTripRanks}); null when none is known. */
     private final long @Nullable [] roundTrip;
@@ -80,7 +80,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
           if (excluded(t, exclude)) {
             continue;
           }
-          double load = t.fleetLoad(nowNanos, scale);
+          double load = FleetLoad.load(t, nowNanos, scale);
           if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])
               || (roundTrip != null && roundTrip[i] < roundTrip[best]
                   && !lessLoaded(bestLoad, weights[best], load, weights[i]))) {
@@ -96,7 +96,7 @@ final class LeastConnectionsStrategy extends BuiltinStrategy {
         if (excluded(t, exclude)) {
           continue;
         }
-        double load = t.fleetLoad(nowNanos, scale);
+        double load = FleetLoad.load(t, nowNanos, scale);
         if (best < 0 || lessLoaded(load, weights[i], bestLoad, weights[best])) {
           best = i;
           bestLoad = load;

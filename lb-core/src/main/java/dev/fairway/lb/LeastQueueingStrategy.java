@@ -12,10 +12,11 @@ import org.jspecify.annotations.Nullable;
  * Keeping every target's workers busy and queueing the excess where service is fastest reaches the
  * limit.
  *
- * <p>So targets are classified first, as Google's Prequal does. A target is <em>cold</em> while its
+ * <p>So targets are classified first, as Google's Prequal does, by the worker state the hedge's
+ * free-worker pick reads too ({@link FleetLoad#workers}). A target is <em>cold</em> while its
  * load report is fresh ({@link Pick#reportLoad}, at most 5 s old) and says a worker is free: its
  * calls in flight from every client (the report's count plus this balancer's calls since, {@link
- * TargetLoad#fleetInFlight}) are fewer than its workers (the report's count / its utilization),
+ * FleetLoad#inFlight}) are fewer than its workers (the report's count / its utilization),
  * or it reported utilization 0 and this balancer sent it nothing since. Every other target is
  * <em>hot</em>, and so is one whose last call failed, whatever it reports (a fast 503 is no free
  * worker), with its cost multiplied by 4 for every failure in a row: measured by this balancer
@@ -26,10 +27,11 @@ import org.jspecify.annotations.Nullable;
  * / workers; without one, {@link LeastResponseTimeStrategy}'s peak-EWMA cost, latency x (this
  * balancer's calls + 1).
  *
- * <p>Without a report, a balancer that is its targets' only client still knows where a worker is
+ * <p>Without a report that tells (none fresh, or one that implies no workers and no idle), a
+ * balancer that is its targets' only client still knows where a worker is
  * free: every call they serve is its own. So each target learns from this balancer's calls how many
  * it serves at once without queueing, the way TCP Vegas reads a queue from round-trip times ({@link
- * #recordConcurrency}): a call no slower than 1.1 x the service time did not wait, and
+ * LearnedConcurrency}): a call no slower than 1.1 x the service time did not wait, and
  * the estimate rises to the number of our calls that were in flight when it was sent; one call above
  * the estimate is a probe, and a probe that waited (over 1.5 x) pauses probing for a window; a call
  * at or below the estimate that waited lowers it by one. While fewer of our calls than that are in
@@ -76,87 +78,6 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
     };
   }
 
-  // ---------------------------------------------------------------- the rule: concurrency learned from our own calls
-
-  /** A call at most this many times the service time did not queue. */
-  static final double NO_QUEUE_RATIO = 1.1;
-  /** A call more than this many times the service time queued. */
-  static final double QUEUED_RATIO = 1.5;
-
-  /**
-   * Learns from a successful call how many calls the target serves at once, the way TCP Vegas reads
-   * a queue from round-trip times, with this balancer's own count standing in for the target's:
-   * {@code inFlightAtPick} is how many of this balancer's calls were on the target when this one was
-   * sent (itself included). A call no slower than {@value #NO_QUEUE_RATIO} x the service time did
-   * not wait, so the target served that many at once: the estimate rises to it. A call slower than
-   * {@value #QUEUED_RATIO} x waited: sent above the estimate, it was a probe that found the limit
-   * (probing pauses for a window of the minimum, see {@link TargetLoad#recordSuccessLatency}); sent at or
-   * below, the estimate was too high and drops by one. Two calls in a row that were this
-   * balancer's only one on the target and still waited, the second within {@link
-   * OtherClients#holdNanos} of the first, prove that other clients load it: the method returns true,
-   * and the balancer stops trusting its own counts (see {@link OtherClients}). One such call
-   * alone proves nothing: a garbage-collection pause or a cold cache makes one call in a hundred
-   * slow on a target nobody else calls (the lab's {@code jitter}: 1% of calls 20x slower kept one
-   * client's balancer in least-response-time mode for about half its picks). Racy like the EWMA.
-   *
-   * @return true if the call shows load from other clients
-   */
-  static boolean recordConcurrency(TargetLoad t, int inFlightAtPick, long latencyNanos, long nowNanos) {
-    double min = t.minLatencyNanos;
-    if (min <= 0 || inFlightAtPick <= 0) {
-      return false;
-    }
-    int learned = t.learnedConcurrency;
-    if (latencyNanos <= min * NO_QUEUE_RATIO) {
-      if (inFlightAtPick == 1) {
-        t.aloneWaitedAtNanos = TargetLoad.NO_ALONE_WAIT;
-      }
-      if (inFlightAtPick > learned) {
-        t.learnedConcurrency = inFlightAtPick;
-      }
-      return false;
-    }
-    if (latencyNanos <= min * QUEUED_RATIO) {
-      return false; // too close to tell
-    }
-    if (inFlightAtPick == 1) {
-      long previous = t.aloneWaitedAtNanos;
-      t.aloneWaitedAtNanos = nowNanos;
-      return previous != TargetLoad.NO_ALONE_WAIT && nowNanos - previous <= OtherClients.holdNanos(min);
-    }
-    if (inFlightAtPick > learned) {
-      t.probeBlockedUntilNanos = nowNanos
-          + Math.max(TargetLoad.MIN_WINDOW_NANOS, (long) (TargetLoad.MIN_WINDOW_FACTOR * min));
-    } else if (learned > 1) {
-      t.learnedConcurrency = learned - 1;
-    }
-    return false;
-  }
-
-  /**
-   * True if this balancer may send one more call without it waiting, as far as its own calls tell:
-   * fewer of them are in flight than it learned the target serves at once, or exactly as many and no
-   * probe above that queued lately. (Not the latency average: one queued probe lifts a peak EWMA for
-   * seconds. A target that became slower is caught by {@link #recordConcurrency} instead: each slow
-   * call at or below the estimate lowers it by one.)
-   */
-  static boolean freeByOwnCount(TargetLoad t, long nowNanos) {
-    int learned = t.learnedConcurrency;
-    if (learned == 0) {
-      return false;
-    }
-    int k = t.inFlight;
-    return k < learned || (k == learned && nowNanos - t.probeBlockedUntilNanos >= 0);
-  }
-
-  /**
-   * Workers implied by the kept report (in flight / utilization, capped by {@link
-   * TargetLoad#recordReport}), or 0 when the report cannot tell.
-   */
-  static double reportedWorkers(TrackedTarget t) {
-    return t.reportedWorkers; // capped when the report was kept, see TargetLoad#recordReport
-  }
-
   static final class LeastQueueingSelector extends Selector {
     private final TrackedTarget[] targets;
     /** 1 / effective weight, so scoring multiplies instead of dividing. */
@@ -200,22 +121,15 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
       if (t.minLatencyNanos == 0.0 && t.inFlight == 0) {
         return 0.0; // never answered us: one call measures it (as least response time's zero cost)
       }
-      if (t.reportFresh(now, TargetLoad.REPORT_TTL_NANOS)) {
-        double service = t.minLatencyNanos;
-        double workers = reportedWorkers(t);
-        if (workers > 0) {
-          double inFlight = t.fleetInFlight(now, TargetLoad.REPORT_TTL_NANOS);
-          if (inFlight < workers) {
-            return service * w; // cold: a worker is free
-          }
-          if (service > 0) {
-            return -1 - service * (inFlight + 1) / workers * w; // when the new call would be done
-          }
-        } else if (t.reportedUtilization == 0.0 && t.inFlight <= t.inFlightAtReport) {
-          return service * w; // idle when it answered, and nothing sent since
-        }
-      } else if (alone && freeByOwnCount(t, now)) {
-        return t.minLatencyNanos * w; // alone in front of it, and it has a worker free
+      double service = t.minLatencyNanos;
+      FleetLoad.WorkerState state = FleetLoad.workers(t, now, alone);
+      if (state == FleetLoad.WorkerState.FREE) {
+        return service * w; // cold: a worker is free
+      }
+      double workers = t.reportedWorkers; // as the kept report implied them (ReportPlausibility#record)
+      if (state == FleetLoad.WorkerState.BUSY && workers > 0 && service > 0
+          && t.reportFresh(now, TargetLoad.REPORT_TTL_NANOS)) {
+        return -1 - service * (FleetLoad.inFlight(t, now) + 1) / workers * w; // when the new call would be done
       }
       return -1 - LeastResponseTimeStrategy.cost(t, w, now, stepsPerNano);
     }

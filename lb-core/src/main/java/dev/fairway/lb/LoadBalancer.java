@@ -276,10 +276,10 @@ public final class LoadBalancer implements AutoCloseable {
         continue;
       }
       candidates++;
-      int free = t.freeWorker(now, alone);
+      FleetLoad.WorkerState free = FleetLoad.workers(t, now, alone);
       boolean leftOut = judge == null
-          ? free == TargetLoad.WORKERS_BUSY
-          : free != TargetLoad.WORKER_FREE && !judge.mayQueue(t.target, free == TargetLoad.WORKERS_BUSY);
+          ? free == FleetLoad.WorkerState.BUSY
+          : free != FleetLoad.WorkerState.FREE && !judge.mayQueue(t.target, free == FleetLoad.WorkerState.BUSY);
       if (leftOut) {
         if (busy == null) {
           busy = exclude == null ? new HashSet<>() : new HashSet<>(exclude);

@@ -6,7 +6,7 @@ package dev.fairway.lb;
  * a fleet sees a fraction, and the same counts would send every balancer of the fleet to the one
  * target that looks idle to each of them. The evidence is two calls in a row that were this
  * balancer's only one on their target and still waited in a queue (see {@link
- * LeastQueueingStrategy#recordConcurrency}); it holds for {@value #HOLD_FACTOR} x that target's service
+ * LearnedConcurrency#record}); it holds for {@value #HOLD_FACTOR} x that target's service
  * time, at least one second, and every new piece of evidence extends it. Lock-free: one volatile
  * field, written by completions, read by picks.
  */

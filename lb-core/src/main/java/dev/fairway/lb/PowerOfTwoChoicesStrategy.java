@@ -30,7 +30,7 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
     private final long[] weights;
     private final WeightedSampler sampler;
     private final RandomSource random;
-    /** Weighs each target's load report ({@link TargetLoad#fleetLoad}). */
+    /** Weighs each target's load report ({@link FleetLoad#load}). */
     private final ReportJudge judge;
     /** Round-trip ranks for ties ({@link Selector#roundTripRanks}); null when none is known. */
     private final long @Nullable [] roundTrip;
@@ -59,8 +59,8 @@ final class PowerOfTwoChoicesStrategy extends BuiltinStrategy {
         boolean okA = !excluded(ta, exclude);
         boolean okB = !excluded(tb, exclude);
         if (okA && okB) {
-          double loadA = ta.fleetLoad(nowNanos, scale);
-          double loadB = tb.fleetLoad(nowNanos, scale);
+          double loadA = FleetLoad.load(ta, nowNanos, scale);
+          double loadB = FleetLoad.load(tb, nowNanos, scale);
           if (LeastConnectionsStrategy.lessLoaded(loadB, weights[b], loadA, weights[a])) {
             return tb;
           }

@@ -22,14 +22,14 @@ package dev.fairway.lb;
  * after it has been seen to agree), and everything expires: the rate decays when answers stop, so a
  * target nobody calls is counted at our own calls again and gets calls (never frozen out), and a
  * report is read for {@link TargetLoad#REPORT_TTL_NANOS} only. Least queueing keeps its own rules
- * ({@link TargetLoad#recordReport}) and does not read this.
+ * ({@link ReportPlausibility#record}) and does not read this.
  *
  * <p>Thread safety: lock-free; the fields are racy read-modify-writes like the latency EWMA (a lost
- * update, never a corrupt value). Nothing here runs on the pick path except {@link #load}, which
- * reads fields and allocates nothing.
+ * update, never a corrupt value). Nothing here runs on the pick path: the strategies read the
+ * result through {@link FleetLoad#load}, which reads fields and allocates nothing.
  */
 final class ReportJudge {
-  /** What a report told the judge: see {@link #judge}. */
+  /** What a report told a judge: {@link #judge}, and least queueing's agreement test ({@link ReportPlausibility}). */
   enum Verdict {
     /** Its ratio is within a factor {@link #AGREEMENT_FACTOR} of the scale: the target's trust rises. */
     AGREES,
@@ -92,23 +92,5 @@ final class ReportJudge {
     double agreement = Math.min(ratio, s) / Math.max(ratio, s);
     t.trust = trust + TRUST_STEP * (agreement - trust);
     return agreement * AGREEMENT_FACTOR >= 1 ? Verdict.AGREES : Verdict.DISAGREES;
-  }
-
-  /**
-   * The calls at {@code t} from every client, for the strategies that compare counts: its trust in
-   * its fresh report ({@link TargetLoad#fleetInFlight}) plus the rest in what our own traffic there
-   * implies, {@code scale x} our own average calls there, never below our calls now. Without a fresh
-   * report: the latter alone once the target has been judged, else our own count (a balancer that
-   * hears no reports counts as it always did).
-   */
-  static double load(TargetLoad t, long nowNanos, double scale) {
-    int own = t.inFlight;
-    double implied = scale > 1 ? own + (scale - 1) * t.ownCalls(nowNanos) : own;
-    if (!t.reportFresh(nowNanos, TargetLoad.REPORT_TTL_NANOS)) {
-      return t.judgedFleet > 0 ? Math.rint(implied) : own;
-    }
-    double trust = t.trust;
-    // Whole calls: a blend of two counts a call apart must not order targets that tie on both.
-    return Math.rint(trust * t.fleetInFlight(nowNanos, TargetLoad.REPORT_TTL_NANOS) + (1 - trust) * implied);
   }
 }

@@ -26,12 +26,20 @@
  *       small internal tools: {@code RandomSource}, {@code Murmur3}, {@code WeightedSampler},
  *       {@code PaddedCounter}, {@code SlowStart} (effective weight during a warm-up),
  *       {@code BalancerContext} (what a strategy may know of its balancer).
- *   <li><b>Per-target load.</b> {@code TargetLoad}: the per-target load record, everything measured
- *       and heard about one target's load (in flight, peak-EWMA latency, windowed minimum, load
- *       report and its lifetime, learned concurrency) and whether its reports are plausible
- *       for least queueing ({@code TargetLoad.recordReport}); {@code ReportJudge}: how far a report
- *       counts for least connections and power of two choices. {@code TrackedTarget} extends it with the
- *       target's health and outcome window: one instance per target id, kept across rebuilds.
+ *   <li><b>Per-target load</b>, one signal per unit. {@code TargetLoad}: the per-target record,
+ *       everything measured and heard about one target's load (in flight, peak-EWMA latency,
+ *       windowed minimum, the load report and its lifetime, learned concurrency, and what the rules
+ *       below keep); it stores, it does not judge. Three rules write it, each in its own unit:
+ *       {@code LearnedConcurrency} (how many calls the target serves at once, learned from our own
+ *       calls), {@code ReportJudge} (how far a report is believed: the target's trust and the
+ *       fleet's scale, by Little's law on our own traffic) and {@code ReportPlausibility} (whether
+ *       least queueing keeps a report, and when a target's reports are set aside). One unit reads
+ *       it for the pick: {@code FleetLoad}, the fleet-load reader (the calls at a target from every
+ *       client; the same as far as trusted, which least connections and power of two choices
+ *       compare; and the worker state, {@code FREE}, {@code BUSY} or {@code UNKNOWN}, which least
+ *       queueing and the hedge's free-worker pick share). {@code TrackedTarget} extends the record
+ *       with the target's health and outcome window: one instance per target id, kept across
+ *       rebuilds.
  *   <li><b>Health.</b> {@code TargetHealth}: one target's state machine, one immutable
  *       {@code TargetHealth.State} in one volatile field, one transition function ({@code next}), and
  *       the one mapping from its {@code HealthPhase} to the public {@code TargetState}
@@ -58,8 +66,8 @@
  *       {@code SubchannelPicker}). {@code ZoneRouting} alone owns zone-aware routing: it wraps any
  *       strategy that does not rank by zone itself ({@code BuiltinStrategy.attachTo}), computes the
  *       {@code ZoneSplit} from the snapshot and its own previous selector, and its selector tells the
- *       balancer when to review the split and the metrics what share stays local. Least queueing's
- *       rule of learned concurrency is {@code LeastQueueingStrategy.recordConcurrency}.
+ *       balancer when to review the split and the metrics what share stays local. Strategies read
+ *       load only through {@code FleetLoad} and the record's own fields.
  *   <li><b>Metrics.</b> {@code BalancerMetrics}: a no-op by default; the Micrometer one reads the
  *       published snapshot and selector, so gauges cost the pick path nothing.
  *   <li><b>Facade.</b> {@code LoadBalancer} wires it all and runs the pick; {@code PickHandle} is a
@@ -78,15 +86,16 @@
  *
  * <p><b>A load report</b> ({@code PickHandle.reportLoad}, before the completion): {@code
  * Completions.report} has the {@code ReportJudge} weigh it (the target's trust and the fleet's
- * scale), and the {@code TargetLoad} judge it against this balancer's own calls for least queueing and
- * keep it or not ({@code recordReport}: discarded, capped, or the target's reports set aside for a
- * while), and counts what was discarded ({@code BalancerMetrics.reportDiscarded}); a pick reads only
- * what was kept.
+ * scale), and {@code ReportPlausibility.record} judge it against this balancer's own calls for least
+ * queueing and keep it or not (discarded, capped, or the target's reports set aside for a while),
+ * and counts what was discarded ({@code BalancerMetrics.reportDiscarded}); a pick reads only what
+ * was kept, through {@code FleetLoad}.
  *
  * <p><b>A completion</b> ({@code PickHandle.success}, {@code failure} or {@code release}; only the
  * first counts): {@code Completions} updates the {@code TargetLoad} (latency average, windowed
- * minimum), runs the learned-concurrency rule ({@code LeastQueueingStrategy.recordConcurrency}, for
- * every strategy: least queueing and the hedge's free-worker pick read it), frees the slot, feeds
+ * minimum, told whether the answer came from a target {@code FleetLoad.workers} knows to be busy),
+ * runs the learned-concurrency rule ({@code LearnedConcurrency.record}, for every strategy: least
+ * queueing and the hedge's free-worker pick read it), frees the slot, feeds
  * {@code PassiveHealthChecker} (which may eject: {@code TargetHealth.apply}, then
  * {@code BalancerUpdater.offerTransition}, never waiting), drops the target's affinity entries on a
  * failure, and tells the strategy the slot is free ({@code AttachedStrategy.onRelease}).
@@ -105,9 +114,7 @@
  * consistent-hash ring's per-member bookkeeping (a field read per point keeps the incremental
  * rebuild of a 10,000-target ring a single pass; a map would cost a lookup per point) and the
  * affinity epoch (a failure invalidates all of a target's keys with one atomic increment on the
- * completion path, without scanning the {@code AffinityTable}); {@code TargetLoad} holds least
- * queueing's learned-concurrency fields (per-target data on the padded lines a pick already
- * reads; the rule itself is in the strategy); {@code BalancerContext} holds least queueing's
+ * completion path, without scanning the {@code AffinityTable}); {@code BalancerContext} holds least queueing's
  * {@code OtherClients}, because zone routing attaches a strategy three times and they must share
  * one verdict; {@code PassiveHealthChecker} and the probes push transitions to the
  * {@code BalancerUpdater}, and the updater calls the strategy and the metrics: the serialised

@@ -104,6 +104,22 @@ class LeastQueueingTest {
     assertThat(held(lb, 7)).containsExactly("1", "1", "1", "1", "2", "2", "1");
   }
 
+  /**
+   * A fresh report that implies no workers (a count without a utilization) tells nothing of a free
+   * worker, so a balancer alone in front of the target still reads its learned count, as the
+   * hedge's free-worker pick does ({@link FleetLoad#workers}: one test for both). Before, such a
+   * report made the target hot for least queueing, and its learned workers went unused.
+   */
+  @Test
+  void alone_aFreshReportWithoutWorkers_leavesTheLearnedCountToTell() throws Exception {
+    LoadBalancer lb = lb(t(1), t(2));
+    call(lb, ticker, t(2), 30, Double.NaN, Double.NaN);
+    concurrent(lb, t(1), 3, 10);
+    call(lb, ticker, t(1), 10, Double.NaN, 2); // rif=2, no utilization: no workers implied
+    assertThat(tracked(lb, t(1)).reportedWorkers).isZero();
+    assertThat(held(lb, 7)).containsExactly("1", "1", "1", "1", "2", "2", "1");
+  }
+
   @Test
   void aProbeThatQueued_holdsTheTargetAtItsLearnedConcurrency_forAWindow() throws Exception {
     LoadBalancer lb = lb(t(1), t(2));
@@ -237,7 +253,7 @@ class LeastQueueingTest {
     }
     // 1's fastest answer is 10 ms, so its third and fourth calls, 100 ms each, waited although each
     // was sent on a report that claimed 6 of 8 workers free: the second such disagreement in a row
-    // makes 1 fall back to unreported scoring (TargetLoad#recordReport). Those calls were alone on
+    // makes 1 fall back to unreported scoring (ReportPlausibility#record). Those calls were alone on
     // it and waited, so other clients are taken to be present, and 1 is scored by peak-EWMA cost:
     // 100 ms against 20. 2 takes over.
     assertThat(seq).containsExactly("1", "1", "1", "1", "2", "2", "2", "2", "2", "2", "2", "2");

@@ -80,14 +80,14 @@ class LoadReportTest {
     call(lb, ticker, t(1), 10, 0.5, 4);
     TrackedTarget tracked = lb.snapshot().members[0];
     long now = ticker.read();
-    assertThat(tracked.fleetInFlight(now, TargetLoad.REPORT_TTL_NANOS)).isEqualTo(4.0);
+    assertThat(FleetLoad.inFlight(tracked, now)).isEqualTo(4.0);
     List<Pick> held = new ArrayList<>();
     for (int i = 0; i < 6; i++) {
       held.add(lb.pick());
     }
-    assertThat(tracked.fleetInFlight(now, TargetLoad.REPORT_TTL_NANOS)).isEqualTo(9.0); // 4 + (6 - 1)
+    assertThat(FleetLoad.inFlight(tracked, now)).isEqualTo(9.0); // 4 + (6 - 1)
     ticker.advanceMillis(5_000);
-    assertThat(tracked.fleetInFlight(ticker.read(), TargetLoad.REPORT_TTL_NANOS)).isEqualTo(6.0); // expired: own
+    assertThat(FleetLoad.inFlight(tracked, ticker.read())).isEqualTo(6.0); // expired: own
     held.forEach(Pick::release);
   }
 

@@ -63,9 +63,9 @@ class ReportJudgeTest {
     judge.judge(honest, 10, 1, NOW, 100 * MS);
     judge.judge(liar, 0, 1, NOW, 100 * MS);
     double scale = judge.scale();
-    assertThat(ReportJudge.load(liar, NOW, scale)).isEqualTo(Math.rint((scale - 1) * 0.32)).isEqualTo(9.0);
-    assertThat(ReportJudge.load(liar, NOW + 60_000 * MS, scale)).isZero();
-    assertThat(ReportJudge.load(target(3), NOW, scale)).isZero(); // never judged: our own count
+    assertThat(FleetLoad.load(liar, NOW, scale)).isEqualTo(Math.rint((scale - 1) * 0.32)).isEqualTo(9.0);
+    assertThat(FleetLoad.load(liar, NOW + 60_000 * MS, scale)).isZero();
+    assertThat(FleetLoad.load(target(3), NOW, scale)).isZero(); // never judged: our own count
   }
 
   /** A lone client's scale is about 1: its own calls are the fleet, and its count is exact. */
@@ -76,6 +76,6 @@ class ReportJudgeTest {
     t.acquire();
     judge.judge(t, 1, 1, NOW, 312_500_000L); // our 1 call reported, and 1 x 312.5 ms / (5 s / 16) of ours
     assertThat(judge.scale()).isCloseTo(1.0, within(1e-9));
-    assertThat(ReportJudge.load(t, NOW, judge.scale())).isEqualTo(2.0);
+    assertThat(FleetLoad.load(t, NOW, judge.scale())).isEqualTo(2.0);
   }
 }

@@ -1,0 +1,106 @@
+package dev.fairway.lb;
+
+/**
+ * The fleet-load reader: what a strategy or the free-worker pick reads of a target's load from
+ * every client, as this balancer knows it. Three reads, each from the {@link TargetLoad} record
+ * alone (the judges write it on the report path, {@link ReportJudge} and {@link
+ * ReportPlausibility}; a read never changes it):
+ *
+ * <ul>
+ *   <li>{@link #inFlight}: the calls at the target from every client, by its fresh report plus
+ *       what this balancer sent since (least queueing's count);
+ *   <li>{@link #load}: the same as far as the target's reports are trusted, the rest by this
+ *       balancer's own traffic on the fleet's scale (least connections' and power of two choices'
+ *       count, {@link ReportJudge}'s trust model);
+ *   <li>{@link #workers}: whether a worker is free ({@link WorkerState}), read by least queueing's
+ *       cold test and by the hedge's free-worker pick ({@link LoadBalancer#pickWithFreeWorker}).
+ * </ul>
+ *
+ * <p>Stateless; every read is a few field reads, lock-free and allocation-free, fit for the pick
+ * path.
+ */
+final class FleetLoad {
+  private FleetLoad() {}
+
+  /** Whether a target has a worker free, as far as this balancer can tell: {@link #workers}. */
+  enum WorkerState {
+    /** A worker is free. */
+    FREE,
+    /** Every worker is busy. */
+    BUSY,
+    /** Nothing this balancer knows tells. */
+    UNKNOWN
+  }
+
+  /**
+   * Calls in flight at {@code t} from every client, as well as this balancer knows: the fresh
+   * report's count plus the calls this balancer sent since (C3's concurrency compensation, with the
+   * report standing in for the other clients), never below this balancer's own count. Without a
+   * fresh report ({@link TargetLoad#REPORT_TTL_NANOS}), this balancer's own count.
+   */
+  static double inFlight(TargetLoad t, long nowNanos) {
+    int own = t.inFlight;
+    if (!t.reportFresh(nowNanos, TargetLoad.REPORT_TTL_NANOS)) {
+      return own;
+    }
+    double rif = t.reportedInFlight;
+    if (!(rif >= 0)) {
+      return own;
+    }
+    return Math.max(own, rif + Math.max(0, own - t.inFlightAtReport));
+  }
+
+  /**
+   * The calls at {@code t} from every client, for the strategies that compare counts: its trust in
+   * its fresh report ({@link #inFlight}) plus the rest in what our own traffic there implies,
+   * {@code scale x} our own average calls there, never below our calls now ({@link ReportJudge},
+   * where the trust model and the scale are stated). Without a fresh report: the latter alone once
+   * the target has been judged, else our own count (a balancer that hears no reports counts as it
+   * always did).
+   */
+  static double load(TargetLoad t, long nowNanos, double scale) {
+    int own = t.inFlight;
+    double implied = scale > 1 ? own + (scale - 1) * t.ownCalls(nowNanos) : own;
+    if (!t.reportFresh(nowNanos, TargetLoad.REPORT_TTL_NANOS)) {
+      return t.judgedFleet > 0 ? Math.rint(implied) : own;
+    }
+    double trust = t.trust;
+    // Whole calls: a blend of two counts a call apart must not order targets that tie on both.
+    return Math.rint(trust * inFlight(t, nowNanos) + (1 - trust) * implied);
+  }
+
+  /**
+   * Whether {@code t} has a worker free at {@code nowNanos}, from the two signals least queueing's
+   * cold test reads, for any strategy:
+   *
+   * <ul>
+   *   <li>a fresh, kept load report with workers ({@link TargetLoad#reportedWorkers}, as {@link
+   *       ReportPlausibility#record} kept them): free while the calls in flight from every client
+   *       ({@link #inFlight}) are fewer than its workers, else busy; or one of utilization 0 with
+   *       none of our calls sent since: free;
+   *   <li>without one, if this balancer is its targets' only client ({@code alone}, see {@link
+   *       OtherClients}) and learned the target's concurrency from its own calls
+   *       ({@link LearnedConcurrency#record}, fed by every strategy's successes):
+   *       {@link LearnedConcurrency#freeByOwnCount} free, else busy.
+   * </ul>
+   *
+   * Anything else is {@link WorkerState#UNKNOWN}: in a fleet without load reports, or before the
+   * first answers, no count tells. Failures are not read here: passive health ejects a failing
+   * target, and the strategy's own choice among the targets left already weighs them.
+   */
+  static WorkerState workers(TargetLoad t, long nowNanos, boolean alone) {
+    if (t.reportFresh(nowNanos, TargetLoad.REPORT_TTL_NANOS)) {
+      double workers = t.reportedWorkers;
+      if (workers > 0) {
+        return inFlight(t, nowNanos) < workers ? WorkerState.FREE : WorkerState.BUSY;
+      }
+      if (t.reportedUtilization == 0.0 && t.inFlight <= t.inFlightAtReport) {
+        return WorkerState.FREE;
+      }
+    }
+    if (alone && t.learnedConcurrency > 0) {
+      return LearnedConcurrency.freeByOwnCount(t, nowNanos) ? WorkerState.FREE : WorkerState.BUSY;
+    }
+    return WorkerState.UNKNOWN;
+  }
+}
