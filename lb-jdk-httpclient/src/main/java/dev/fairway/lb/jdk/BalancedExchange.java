@@ -3,6 +3,7 @@ package dev.fairway.lb.jdk;
 import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.Failures;
 import dev.fairway.lb.internal.RetryRule;
 import java.io.IOException;
 import java.net.ConnectException;
@@ -283,7 +284,8 @@ final class BalancedExchange<T> {
 
   /**
    * Attempt failed with {@code e}: completes it (released for the caller's reasons: a cancel, an
-   * interrupt, the request's own timeout) and records {@code e}. True to make another attempt.
+   * interrupt, the request's own timeout) and records {@code e}. True to make another attempt:
+   * never after a cancel or an interrupt.
    */
   private boolean failed(Attempt attempt, IOException e) {
     attempt.complete(e);
@@ -291,9 +293,13 @@ final class BalancedExchange<T> {
       failures = new ArrayList<>(2);
     }
     failures.add(e);
-    if (cancelled || Attempt.isCallers(e)) {
-      return false; // the caller's deadline or cancel: another target would not help it
+    if (cancelled || Failures.isInterruption(e)) {
+      return false; // the caller stopped waiting
     }
+    // The request's own timeout is retried like any failure after a possible send: a resendable
+    // request goes to another target with the same timeout (the JDK has no read timeout, so this
+    // is how a target that never answers is left for another).
+
     if (client.retries.onIOException(e, resendable, attempt.number) == null) {
       return false;
     }

@@ -66,10 +66,14 @@ import org.jspecify.annotations.Nullable;
  *       or failed, or was cancelled (for {@code BodyHandlers.ofInputStream()}: the stream read to
  *       its end, or closed). Never at headers time, so a streaming body counts as load.
  *   <li>The caller's reasons free the slot and charge no target: an interrupted {@code send}
- *       (which throws {@link InterruptedException}, as the JDK's does), a cancelled {@code sendAsync}
- *       future, and the request's own timeout ({@link HttpRequest#timeout()}, a {@link
- *       java.net.http.HttpTimeoutException}: the caller's deadline, so it is not retried either). A
- *       connect timeout ({@link java.net.http.HttpConnectTimeoutException}) is the target's.
+ *       (which throws {@link InterruptedException}, as the JDK's does) and a cancelled {@code
+ *       sendAsync} future end the call at once; the request's own timeout ({@link
+ *       HttpRequest#timeout()}, a {@link java.net.http.HttpTimeoutException}) is the caller's
+ *       deadline for one attempt, and a resendable request is retried on another target with the
+ *       same timeout (the JDK's client has no read timeout, so this is how a target that never
+ *       answers is left behind): a caller waits at most {@link Builder#maxAttempts} times the
+ *       timeout, plus backoffs. A connect timeout ({@link java.net.http.HttpConnectTimeoutException})
+ *       is the target's failure.
  *   <li>Retries go to a target this call has not tried yet, at most {@link Builder#maxAttempts}
  *       attempts, decided by lb-core's shared rules (as lb-okhttp's interceptor decides). A
  *       connection that could not be made is retried for every method: the request never left. A
