@@ -65,7 +65,7 @@ final class BalancedExchange<T> {
     this.request = request;
     this.handler = handler;
     this.pushPromiseHandler = pushPromiseHandler;
-    this.resendable = RetryRule.isResendable(request.method(), Idempotency.of(request), true);
+    this.resendable = RetryRule.isResendable(request.method(), MarkedRequest.of(request), true);
   }
 
   boolean isCancelled() {

@@ -77,7 +77,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>Retries go to a target this call has not tried yet, at most {@link Builder#maxAttempts}
  *       attempts, decided by lb-core's shared rules (as lb-okhttp's interceptor decides). A
  *       connection that could not be made is retried for every method: the request never left. A
- *       resendable request (idempotent by its method or its {@link Idempotency} mark) is also retried
+ *       resendable request (idempotent by its method or by its mark: {@link #idempotent}, {@link
+ *       #nonIdempotent}) is also retried
  *       after an I/O error once sent, and after a retryable status (default 502, 503, 504), whose
  *       body is then read into memory (up to 64 KiB declared; a longer one is handed on, not retried)
  *       and given to the caller's handler only if no further attempt is made. Only once this call
@@ -96,7 +97,7 @@ import org.jspecify.annotations.Nullable;
  * relies on it for redirects and authentication). Every publisher of {@link
  * HttpRequest.BodyPublishers} keeps it ({@code ofInputStream} calls its supplier again), so every
  * body counts as repeatable; a request whose {@code fromPublisher} source is one-shot breaks the
- * JDK's contract, and must be marked {@link Idempotency#NON_IDEMPOTENT}. A request that failed to
+ * JDK's contract, and must be marked {@link #nonIdempotent}. A request that failed to
  * connect never subscribed to its body, so that retry is safe for every body.
  *
  * <h2>Cancellation</h2>
@@ -144,6 +145,44 @@ public final class FairwayHttpClient extends HttpClient implements AutoCloseable
    */
   public static Builder builder(HttpClient delegate) {
     return new Builder(delegate);
+  }
+
+  /**
+   * {@code request} marked safe to send again whatever its method (say a POST whose server
+   * deduplicates by an {@code Idempotency-Key} header): retried on another target after an I/O
+   * error once sent and after a retryable status. What goes on the wire is unchanged.
+   *
+   * <pre>{@code
+   * HttpRequest create = FairwayHttpClient.idempotent(HttpRequest.newBuilder(URI.create("http://orders/api/orders"))
+   *     .header("Idempotency-Key", key)
+   *     .POST(BodyPublishers.ofString(json))
+   *     .build());
+   * }</pre>
+   *
+   * <p>Why a wrapping request: the JDK's {@link HttpRequest} has no tags, and a header would go to
+   * the server, while the mark must change what the client does, not what the server sees. {@code
+   * HttpRequest} is an abstract class whose subclasses the JDK's client accepts, so the returned
+   * request sends exactly what {@code request} sends (method, URI, headers, body, timeout,
+   * version) and carries the mark. A request built from it with {@code HttpRequest.newBuilder(request,
+   * filter)} loses the mark. Without a mark, GET, HEAD, OPTIONS, TRACE, PUT and DELETE are
+   * idempotent and every other method is not. A request marked already gets this mark instead.
+   *
+   * @throws NullPointerException if {@code request} is null
+   */
+  public static HttpRequest idempotent(HttpRequest request) {
+    return MarkedRequest.mark(request, true);
+  }
+
+  /**
+   * {@code request} marked never to be sent again once it may have reached a server, whatever its
+   * method: only a connection that could not be made is retried on another target. For a request
+   * whose body cannot be published twice (see Bodies above). What goes on the wire is unchanged;
+   * see {@link #idempotent} on marks.
+   *
+   * @throws NullPointerException if {@code request} is null
+   */
+  public static HttpRequest nonIdempotent(HttpRequest request) {
+    return MarkedRequest.mark(request, false);
   }
 
   /** The route of a request's host, or null when the host is no registered service. */

@@ -6,23 +6,32 @@ import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
-/** A request that sends what another sends and carries an {@link Idempotency} mark. Immutable. */
+/**
+ * A request that sends exactly what another sends and carries an idempotency mark ({@link
+ * FairwayHttpClient#idempotent}, {@link FairwayHttpClient#nonIdempotent}). Immutable.
+ */
 final class MarkedRequest extends HttpRequest {
   private final HttpRequest request;
-  private final Idempotency idempotency;
+  private final boolean idempotent;
 
-  MarkedRequest(HttpRequest request, Idempotency idempotency) {
+  private MarkedRequest(HttpRequest request, boolean idempotent) {
     this.request = request;
-    this.idempotency = idempotency;
+    this.idempotent = idempotent;
   }
 
-  HttpRequest unmarked() {
-    return request;
+  /** {@code request} marked; a request marked already gets this mark instead. */
+  static HttpRequest mark(HttpRequest request, boolean idempotent) {
+    if (request == null) {
+      throw new NullPointerException("request");
+    }
+    return new MarkedRequest(request instanceof MarkedRequest marked ? marked.request : request, idempotent);
   }
 
-  Idempotency idempotency() {
-    return idempotency;
+  /** The mark of {@code request}: true idempotent, false not, null none (the method decides). */
+  static @Nullable Boolean of(HttpRequest request) {
+    return request instanceof MarkedRequest marked ? marked.idempotent : null;
   }
 
   @Override
@@ -62,6 +71,6 @@ final class MarkedRequest extends HttpRequest {
 
   @Override
   public String toString() {
-    return request + " (" + idempotency + ")";
+    return request + (idempotent ? " (marked idempotent)" : " (marked not idempotent)");
   }
 }

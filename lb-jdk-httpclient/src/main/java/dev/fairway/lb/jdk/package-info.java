@@ -4,8 +4,8 @@
  * a target chosen by that service's {@link dev.fairway.lb.LoadBalancer}, retries on another target
  * when that is safe, and reports every outcome back to the balancer.
  *
- * <p>Public API: {@link dev.fairway.lb.jdk.FairwayHttpClient} (with its builder) and {@link
- * dev.fairway.lb.jdk.Idempotency}. Every package-private class here is an implementation detail and
+ * <p>Public API: {@link dev.fairway.lb.jdk.FairwayHttpClient}, with its builder and the
+ * idempotency marks of a request ({@code FairwayHttpClient.idempotent(request)}). Every package-private class here is an implementation detail and
  * may change.
  *
  * <h2>A map of the package</h2>
@@ -23,7 +23,7 @@
  *       body is consumed, fails or is cancelled) or keeps a retryable response's body for a
  *       retry; {@code ReplayedResponse} hands a kept body to the caller when no retry is made.
  *   <li>Requests: {@code RoutedRequest} (the caller's request aimed at one target, delegating, not
- *       copied) and {@code MarkedRequest} (an {@code Idempotency} mark on a request).
+ *       copied) and {@code MarkedRequest} (an idempotency mark on a request).
  * </ul>
  *
  * <p>A call flows: {@code BalancedExchange} pays into the budget, picks, and sends a {@code
