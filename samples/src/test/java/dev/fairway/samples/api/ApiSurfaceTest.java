@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.consul.ConsulTargetSource;
 import dev.fairway.lb.dns.DnsTargetSource;
+import dev.fairway.lb.jdk.FairwayHttpClient;
 import dev.fairway.lb.kubernetes.KubernetesTargetSource;
 import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
 import dev.fairway.samples.api.fixture.Widget;
@@ -35,6 +36,11 @@ class ApiSurfaceTest {
   @Test
   void lbOkhttp_publicApiIsTheCommittedOne() throws IOException {
     check("lb-okhttp", LoadBalancingInterceptor.class);
+  }
+
+  @Test
+  void lbJdkHttpclient_publicApiIsTheCommittedOne() throws IOException {
+    check("lb-jdk-httpclient", FairwayHttpClient.class);
   }
 
   @Test

@@ -1,0 +1,96 @@
+package dev.fairway.lb.jdk;
+
+import dev.fairway.lb.LoadReportHeader;
+import dev.fairway.lb.Pick;
+import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.FailureStatusException;
+import dev.fairway.lb.internal.Failures;
+import dev.fairway.lb.internal.OutcomeRule;
+import java.net.http.HttpTimeoutException;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One attempt of a call on one target: its {@link Pick}, and the only place where that pick is
+ * completed. The first completion wins and later ones do nothing, so the call's loop, the tracked
+ * body subscriber and a cancel may all try. Completion is thread-safe.
+ */
+final class Attempt {
+  private static final AtomicIntegerFieldUpdater<Attempt> DONE =
+      AtomicIntegerFieldUpdater.newUpdater(Attempt.class, "done");
+
+  private final Pick pick;
+  private final BalancedExchange<?> exchange;
+  /** This attempt's number in its call, 1 for the first. */
+  final int number;
+  /** {@link OutcomeRule#SUCCESS}, or the status that makes this attempt a failure; set when the headers arrive. */
+  private volatile int failureStatus;
+  /**
+   * The body of a response kept for a possible retry (a retryable status), read whole; null when
+   * the response went to the caller's handler. Written before the response future completes.
+   */
+  volatile byte @Nullable [] retainedBody;
+  @SuppressWarnings("UnusedVariable") // read and written through DONE, which Error Prone does not see
+  private volatile int done;
+
+  Attempt(Pick pick, BalancedExchange<?> exchange, int number) {
+    this.pick = pick;
+    this.exchange = exchange;
+    this.number = number;
+  }
+
+  Target target() {
+    return pick.target();
+  }
+
+  /**
+   * The response headers arrived: latency counts until now while the slot stays held, the
+   * route's {@link OutcomeRule} hands the load report ({@value LoadReportHeader#NAME}'s value, or
+   * null) to the pick whatever the status, and the status decides what {@link #complete} reports.
+   */
+  void responded(int status, @Nullable String loadReport) {
+    pick.recordLatency();
+    failureStatus = exchange.route.outcomes.read(pick, status, loadReport);
+  }
+
+  /**
+   * Completes the attempt: released if the caller cancelled the call, or {@code failure} is the
+   * caller's ({@link #isCallers}); else a failure when {@code failure} is not null or the status was
+   * a failure; else a success.
+   */
+  void complete(@Nullable Throwable failure) {
+    if (!DONE.compareAndSet(this, 0, 1)) {
+      return;
+    }
+    if (exchange.isCancelled() || (failure != null && isCallers(failure))) {
+      pick.release();
+    } else if (failure != null) {
+      pick.failure(failure);
+    } else if (failureStatus != OutcomeRule.SUCCESS) {
+      pick.failure(new FailureStatusException(failureStatus, pick.target().id()));
+    } else {
+      pick.success();
+    }
+  }
+
+  /** Frees the slot and records nothing: the caller cancelled, or a bug outside the target threw. */
+  void release() {
+    if (DONE.compareAndSet(this, 0, 1)) {
+      pick.release();
+    }
+  }
+
+  /**
+   * True if {@code failure} ended the attempt for the caller's reasons, which say nothing about
+   * the target: an interrupt, or the request's own timeout ({@code HttpRequest.timeout}, the
+   * caller's deadline for the response). A connect timeout is the target's: it did not accept.
+   */
+  static boolean isCallers(Throwable failure) {
+    return Failures.isInterruption(failure) || isRequestTimeout(failure);
+  }
+
+  /** The request's own timeout ran out: an {@link HttpTimeoutException} that is not a connect timeout. */
+  static boolean isRequestTimeout(@Nullable Throwable failure) {
+    return failure instanceof HttpTimeoutException && !(failure instanceof java.net.http.HttpConnectTimeoutException);
+  }
+}

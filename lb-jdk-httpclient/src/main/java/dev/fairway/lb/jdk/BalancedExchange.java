@@ -1,0 +1,383 @@
+package dev.fairway.lb.jdk;
+
+import dev.fairway.lb.NoTargetAvailableException;
+import dev.fairway.lb.Pick;
+import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.Failures;
+import dev.fairway.lb.internal.RetryRule;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.URISyntaxException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandler;
+import java.net.http.HttpResponse.PushPromiseHandler;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One balanced call: picks a target, sends, and when lb-core's {@link RetryRule} says so, picks
+ * another target this call has not tried. It owns the call's state (tried targets, the response
+ * kept from a retryable status, earlier failures, attempts); each attempt's pick lives in its own
+ * {@link Attempt}, completed before the next attempt picks, so passive health has heard of attempt
+ * N when attempt N+1 chooses.
+ *
+ * <p>Two drivers share the decisions ({@link #nextPick}, {@link #failed}, {@link #answered}): {@link
+ * #send} loops on the caller's thread, {@link #sendAsync} chains the delegate's futures. Either is
+ * called once per instance.
+ */
+final class BalancedExchange<T> {
+  private static final Executor DIRECT = Runnable::run;
+
+  final ServiceRoute route;
+  private final FairwayHttpClient client;
+  private final HttpRequest request;
+  private final BodyHandler<T> handler;
+  private final @Nullable PushPromiseHandler<T> pushPromiseHandler;
+  private final boolean resendable;
+
+  private @Nullable Set<Target> tried; // allocated on the first retry only
+  private @Nullable HttpResponse<T> previous; // a retryable-status response, replayed if no further attempt is made
+  private byte @Nullable [] previousBody;
+  private @Nullable List<IOException> failures; // every attempt's failure, oldest first; the last is thrown
+  private @Nullable NoTargetAvailableException noTarget;
+  private int attempts;
+  private int rounds; // backoff rounds over every target
+  private boolean backoffDue; // set by nextPick when every target was tried: wait, then pickAfterBackoff
+
+  // The caller's cancel (sendAsync) or interrupt (send) and what it must stop; see cancel().
+  private volatile boolean cancelled;
+  private volatile @Nullable Attempt current;
+  private volatile @Nullable CompletableFuture<?> currentFuture;
+
+  BalancedExchange(FairwayHttpClient client, ServiceRoute route, HttpRequest request, BodyHandler<T> handler,
+      @Nullable PushPromiseHandler<T> pushPromiseHandler) {
+    this.client = client;
+    this.route = route;
+    this.request = request;
+    this.handler = handler;
+    this.pushPromiseHandler = pushPromiseHandler;
+    this.resendable = RetryRule.isResendable(request.method(), MarkedRequest.of(request), true);
+  }
+
+  boolean isCancelled() {
+    return cancelled;
+  }
+
+  /** True if a response with {@code status} to attempt {@code number} is kept for a retry, not handed on. */
+  boolean retriesStatus(int status, int number) {
+    return client.retries.onResponse(status, resendable, number) != null;
+  }
+
+  // ---- the synchronous driver
+
+  HttpResponse<T> send() throws IOException, InterruptedException {
+    if (Thread.currentThread().isInterrupted()) {
+      throw new InterruptedException("interrupted before the call began"); // the JDK's send would throw too: take no slot
+    }
+    route.budget.deposit();
+    for (;;) {
+      Pick pick = nextPick();
+      if (pick == null && backoffDue) {
+        client.sleeper.sleep(client.retries.backoffMillis(++rounds));
+        pick = pickAfterBackoff();
+      }
+      if (pick == null) {
+        return giveUpNow();
+      }
+      Attempt attempt = new Attempt(pick, this, ++attempts);
+      HttpResponse<T> response;
+      try {
+        response = client.delegate.send(routed(attempt), new AttemptHandler<>(handler, attempt, this));
+      } catch (InterruptedException e) {
+        cancelled = true; // the JDK's send cancelled the exchange; whatever completes the attempt now releases it
+        attempt.release();
+        throw e;
+      } catch (IOException e) {
+        if (!failed(attempt, e)) {
+          throw lastFailure();
+        }
+        continue;
+      } catch (RuntimeException | Error e) {
+        attempt.release(); // a bug or a rejected request, not the target's fault
+        throw e;
+      }
+      if (answered(attempt, response)) {
+        return response;
+      }
+    }
+  }
+
+  // ---- the asynchronous driver
+
+  @SuppressWarnings("FutureReturnValueIgnored") // the dependent stage only reacts; result carries every outcome
+  CompletableFuture<HttpResponse<T>> sendAsync() {
+    CompletableFuture<HttpResponse<T>> result = new CompletableFuture<>();
+    result.whenComplete((r, e) -> {
+      if (e instanceof CancellationException) {
+        cancel();
+      }
+    });
+    route.budget.deposit();
+    next(result);
+    return result;
+  }
+
+  /** Makes the next attempt, or settles {@code result} when none can be made. */
+  private void next(CompletableFuture<HttpResponse<T>> result) {
+    if (cancelled) {
+      return;
+    }
+    Pick pick;
+    try {
+      pick = nextPick();
+    } catch (IOException e) {
+      result.completeExceptionally(e);
+      return;
+    }
+    if (pick == null && backoffDue) {
+      client.sleeper.after(client.retries.backoffMillis(++rounds), DIRECT).execute(() -> {
+        if (!cancelled) {
+          sendAttempt(pickAfterBackoff(), result);
+        }
+      });
+      return;
+    }
+    sendAttempt(pick, result);
+  }
+
+  @SuppressWarnings("FutureReturnValueIgnored") // the dependent stage settles result, which the caller holds
+  private void sendAttempt(@Nullable Pick pick, CompletableFuture<HttpResponse<T>> result) {
+    if (pick == null) {
+      giveUp(result);
+      return;
+    }
+    Attempt attempt = new Attempt(pick, this, ++attempts);
+    current = attempt;
+    CompletableFuture<HttpResponse<T>> sent;
+    try {
+      HttpRequest routed = routed(attempt);
+      AttemptHandler<T> attemptHandler = new AttemptHandler<>(handler, attempt, this);
+      sent = pushPromiseHandler == null
+          ? client.delegate.sendAsync(routed, attemptHandler)
+          : client.delegate.sendAsync(routed, attemptHandler, pushPromiseHandler);
+    } catch (IOException e) { // an unaddressable target
+      if (failed(attempt, e)) {
+        next(result);
+      } else {
+        result.completeExceptionally(lastFailure());
+      }
+      return;
+    } catch (RuntimeException | Error e) {
+      attempt.release();
+      result.completeExceptionally(e);
+      return;
+    }
+    currentFuture = sent;
+    if (cancelled) { // the caller cancelled while this attempt was being made: cancel() may have missed it
+      sent.cancel(true);
+      attempt.release();
+      return;
+    }
+    sent.whenComplete((response, thrown) -> {
+      if (thrown != null) {
+        Throwable cause = unwrap(thrown);
+        if (cancelled || !(cause instanceof IOException io)) {
+          attempt.release();
+          result.completeExceptionally(cause);
+        } else if (failed(attempt, io)) {
+          next(result);
+        } else {
+          result.completeExceptionally(lastFailure());
+        }
+      } else if (answered(attempt, response)) {
+        result.complete(response);
+      } else {
+        next(result);
+      }
+    });
+  }
+
+  /** The caller cancelled {@code sendAsync}'s future: the attempt in flight is cancelled and released. */
+  private void cancel() {
+    cancelled = true;
+    CompletableFuture<?> f = currentFuture;
+    if (f != null) {
+      f.cancel(true); // the JDK aborts the exchange (see FairwayHttpClient on cancellation)
+    }
+    Attempt a = current;
+    if (a != null) {
+      a.release();
+    }
+  }
+
+  @SuppressWarnings("FutureReturnValueIgnored") // the dependent stage settles result, which the caller holds
+  private void giveUp(CompletableFuture<HttpResponse<T>> result) {
+    HttpResponse<T> kept = previous;
+    byte[] body = previousBody;
+    if (kept != null && body != null) {
+      previous = null;
+      ReplayedResponse.replay(kept, body, handler).whenComplete((r, e) -> {
+        if (e != null) {
+          result.completeExceptionally(unwrap(e));
+        } else {
+          result.complete(r);
+        }
+      });
+      return;
+    }
+    result.completeExceptionally(noResponse());
+  }
+
+  // ---- the decisions both drivers share
+
+  /** The next attempt's pick, or null when none may be made ({@link #backoffDue} says whether to wait first). */
+  private @Nullable Pick nextPick() throws IOException {
+    backoffDue = false;
+    if (attempts > 0 && !route.budget.tryWithdraw()) {
+      return null;
+    }
+    try {
+      return route.loadBalancer.pick(null, tried);
+    } catch (NoTargetAvailableException e) {
+      noTarget = e;
+    }
+    // Ejected, closed, at capacity: waiting would not bring back an untried target.
+    backoffDue = tried != null && RetryRule.everyTargetTried(route.loadBalancer.status(), tried);
+    return null;
+  }
+
+  /** A pick among every target again, after the backoff of a call that tried them all; null if none. */
+  private @Nullable Pick pickAfterBackoff() {
+    if (tried != null) {
+      tried.clear();
+    }
+    try {
+      Pick pick = route.loadBalancer.pick(null, null);
+      noTarget = null;
+      return pick;
+    } catch (NoTargetAvailableException e) {
+      noTarget = e;
+      return null;
+    }
+  }
+
+  /** The request for the attempt's target; one OkHttp-style connect failure if it has no usable address. */
+  private HttpRequest routed(Attempt attempt) throws ConnectException {
+    try {
+      return RoutedRequest.to(request, attempt.target());
+    } catch (URISyntaxException | IllegalArgumentException e) {
+      ConnectException unaddressable = new ConnectException(
+          "target " + attempt.target().id() + " of " + route.host + " has an address a URI cannot hold: " + e.getMessage());
+      unaddressable.initCause(e);
+      throw unaddressable;
+    }
+  }
+
+  /**
+   * Attempt failed with {@code e}: completes it (released for the caller's reasons: a cancel, an
+   * interrupt, the request's own timeout) and records {@code e}. True to make another attempt:
+   * never after a cancel or an interrupt.
+   */
+  private boolean failed(Attempt attempt, IOException e) {
+    attempt.complete(e);
+    if (failures == null) {
+      failures = new ArrayList<>(2);
+    }
+    failures.add(e);
+    if (cancelled || Failures.isInterruption(e)) {
+      return false; // the caller stopped waiting
+    }
+    // The request's own timeout is retried like any failure after a possible send: a resendable
+    // request goes to another target with the same timeout (the JDK has no read timeout, so this
+    // is how a target that never answers is left for another).
+
+    if (client.retries.onIOException(e, resendable, attempt.number) == null) {
+      return false;
+    }
+    tried = tried(attempt.target());
+    return true;
+  }
+
+  /**
+   * A response came: true to hand it on (its body completes the attempt), false if it was kept for
+   * a retry (then the attempt is complete, as a failure of its status).
+   */
+  private boolean answered(Attempt attempt, HttpResponse<T> response) {
+    byte[] retained = attempt.retainedBody;
+    if (retained == null) {
+      return true;
+    }
+    attempt.complete(null); // reports the failure status now, before the next pick
+    previous = response;
+    previousBody = retained;
+    tried = tried(attempt.target());
+    return false;
+  }
+
+  /** {@link #send}'s end without a response to hand on: the replayed kept response, or the failure. */
+  private HttpResponse<T> giveUpNow() throws IOException, InterruptedException {
+    HttpResponse<T> kept = previous;
+    byte[] body = previousBody;
+    if (kept != null && body != null) {
+      try {
+        return ReplayedResponse.replay(kept, body, handler).toCompletableFuture().get();
+      } catch (ExecutionException e) {
+        Throwable cause = unwrap(e);
+        if (cause instanceof IOException io) {
+          throw io;
+        }
+        throw new IOException("the body handler failed on a replayed response", cause);
+      }
+    }
+    throw noResponse();
+  }
+
+  private IOException noResponse() {
+    if (failures == null) {
+      return noTarget != null ? noTarget : new IOException("retry budget of " + route.host + " exhausted");
+    }
+    IOException last = lastFailure();
+    if (noTarget != null) {
+      last.addSuppressed(noTarget);
+    }
+    return last;
+  }
+
+  /** The latest failure, carrying the earlier ones as suppressed exceptions (as the JDK's own retries do not). */
+  private IOException lastFailure() {
+    List<IOException> all = failures;
+    if (all == null) {
+      return new IOException("no attempt failed"); // unreachable: called after a failure only
+    }
+    IOException last = all.get(all.size() - 1);
+    for (int i = 0; i < all.size() - 1; i++) {
+      if (all.get(i) != last) {
+        last.addSuppressed(all.get(i));
+      }
+    }
+    return last;
+  }
+
+  private Set<Target> tried(Target target) {
+    Set<Target> set = tried != null ? tried : new HashSet<>(8);
+    set.add(target);
+    return set;
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    Throwable cause = t;
+    while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return cause;
+  }
+}
