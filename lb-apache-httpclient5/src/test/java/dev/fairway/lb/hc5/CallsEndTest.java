@@ -12,6 +12,7 @@ import dev.fairway.lb.TargetState;
 import dev.fairway.lb.TargetStatus;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.net.SocketTimeoutException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -159,11 +160,10 @@ class CallsEndTest {
 
     // The classic API has no call timeout: a deadline is a timer that cancels the request.
     CompletableFuture.runAsync(request::cancel, CompletableFuture.delayedExecutor(300, TimeUnit.MILLISECONDS));
-    long start = System.nanoTime();
-    assertThatThrownBy(() -> client.execute(request).close()).isInstanceOf(IOException.class);
+    assertThatThrownBy(() -> client.execute(request).close())
+        .isInstanceOf(IOException.class)
+        .isNotInstanceOf(SocketTimeoutException.class); // ended by the deadline, not the 10 s response timeout
 
-    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("ended by the deadline, not the 10 s timeout")
-        .isLessThan(9_000);
     assertThat(silent.total()).isEqualTo(1);
     assertIdleAndHealthy(lb);
   }

@@ -10,11 +10,13 @@ import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetState;
 import dev.fairway.lb.TargetStatus;
 import dev.fairway.lb.internal.LoadReportMeters;
+import io.github.resilience4j.core.IntervalFunction;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.hc.client5.http.HttpHostConnectException;
 import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.classic.methods.HttpPost;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
@@ -213,6 +215,46 @@ class FairwayHttpClient5Test {
     Counter parsed = registry.find(LoadReportMeters.NAME).tag("service", "orders").tag("result", "parsed").counter();
     assertThat(parsed).isNotNull();
     assertThat(parsed.count()).isEqualTo(3.0);
+  }
+
+  @Test
+  void anEmptyRetryBudget_allowsNoRetry() throws Exception {
+    FaultServer healthy = closer.add(FaultServer.start(FaultServer.Behaviour.HEALTHY));
+    int refused = FaultServer.refusedPort();
+    LoadBalancer lb = closer.add(LoadBalancer.builder("orders")
+        .targets(Target.of("127.0.0.1", refused), Target.of("127.0.0.1", healthy.port()))
+        .strategy(Strategy.roundRobin()).passiveHealth(PassiveHealth.disabled()).build());
+    CloseableHttpClient client = clients.client(
+        FairwayHttpClient5.builder().service("orders", lb).retryBudget(0.0, 0).build(), 2_000);
+
+    List<String> outcomes = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      try {
+        outcomes.add(String.valueOf(Clients.code(client, get("http://orders/work", "call-" + i))));
+      } catch (HttpHostConnectException e) {
+        outcomes.add("refused");
+      }
+    }
+
+    assertThat(outcomes).containsExactlyInAnyOrder("200", "refused");
+    assertThat(Clients.inFlight(lb)).isZero();
+  }
+
+  @Test
+  void aNewRoundOverEveryTarget_waitsTheBackoffFirst_inOrder() throws Exception {
+    FaultServer unavailable = closer.add(FaultServer.start(FaultServer.Behaviour.UNAVAILABLE));
+    LoadBalancer lb = closer.add(LoadBalancer.builder("orders").targets(Target.of("127.0.0.1", unavailable.port()))
+        .passiveHealth(PassiveHealth.disabled()).build());
+    List<Long> waits = new ArrayList<>();
+    FairwayHttpClient5 fairway = FairwayHttpClient5.builder().service("orders", lb).maxAttempts(3)
+        .backoff(IntervalFunction.ofExponentialBackoff(10, 2.0)).sleeper((millis, runtime) -> waits.add(millis)).build();
+    CloseableHttpClient client = clients.add(fairway.customize(Clients.builder(2_000, 5, 5_000)).build());
+
+    assertThat(Clients.code(client, get("http://orders/work", "rounds"))).isEqualTo(503);
+
+    assertThat(unavailable.received("rounds")).isEqualTo(3);
+    assertThat(waits).containsExactly(10L, 20L);
+    assertThat(Clients.inFlight(lb)).isZero();
   }
 
   @Test
