@@ -6,11 +6,11 @@ import dev.fairway.lb.internal.FailureStatusException;
 import dev.fairway.lb.internal.Failures;
 import dev.fairway.lb.internal.OutcomeRule;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
-import org.apache.hc.client5.http.classic.ExecRuntime;
+import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One attempt of an exchange on one target: its {@link Pick}. The only place where an attempt's
+ * One attempt of an exchange (classic or async) on one target: its {@link Pick}. The only place where an attempt's
  * pick is completed; the first completion wins and later ones do nothing, so the exchange loop, the
  * tracked entity and the leak safety net may all try. Completion is thread-safe.
  */
@@ -20,16 +20,16 @@ final class Attempt implements Runnable {
 
   private final Pick pick;
   private final ServiceRoute route;
-  private final ExecRuntime runtime; // its isExecutionAborted(): the caller cancelled the request
+  private final BooleanSupplier cancelled; // true once the caller cancelled the request (its exchange's abort)
   /** {@link OutcomeRule#SUCCESS} (0), or the status that makes this attempt a failure; set before the response is handed on. */
   private int failureStatus;
   @SuppressWarnings("UnusedVariable") // read and written through DONE, which Error Prone does not see
   private volatile int done;
 
-  Attempt(Pick pick, ServiceRoute route, ExecRuntime runtime) {
+  Attempt(Pick pick, ServiceRoute route, BooleanSupplier cancelled) {
     this.pick = pick;
     this.route = route;
-    this.runtime = runtime;
+    this.cancelled = cancelled;
   }
 
   Target target() {
@@ -55,7 +55,7 @@ final class Attempt implements Runnable {
     if (!DONE.compareAndSet(this, 0, 1)) {
       return;
     }
-    if (runtime.isExecutionAborted() || (failure != null && Failures.isInterruption(failure))) {
+    if (cancelled.getAsBoolean() || (failure != null && Failures.isInterruption(failure))) {
       pick.release();
     } else if (failure != null) {
       pick.failure(failure);

@@ -16,8 +16,8 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.BooleanSupplier;
 import org.apache.hc.client5.http.ClientProtocolException;
-import org.apache.hc.client5.http.HttpRoute;
 import org.apache.hc.client5.http.classic.ExecChain;
 import org.apache.hc.client5.http.impl.classic.RequestFailedException;
 import org.apache.hc.core5.http.ClassicHttpRequest;
@@ -26,11 +26,9 @@ import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
 import org.apache.hc.core5.http.Header;
 import org.apache.hc.core5.http.HttpEntity;
 import org.apache.hc.core5.http.HttpException;
-import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.http.io.entity.HttpEntityWrapper;
 import org.apache.hc.core5.http.io.support.ClassicRequestBuilder;
-import org.apache.hc.core5.net.URIAuthority;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -53,6 +51,7 @@ final class BalancedExchange {
   private final ServiceRoute route;
   private final BalancingExecHandler handler;
   private final boolean resendable;
+  private final BooleanSupplier aborted; // the runtime's isExecutionAborted, made once for every attempt
 
   private @Nullable Set<Target> tried; // allocated on the first retry only
   private @Nullable ClassicHttpResponse previous; // a retryable-status response, returned if no further attempt is made
@@ -68,6 +67,7 @@ final class BalancedExchange {
     this.chain = chain;
     this.route = route;
     this.handler = handler;
+    this.aborted = scope.execRuntime::isExecutionAborted;
     HttpEntity entity = request.getEntity();
     // HttpClient requests carry no idempotency mark: the method decides.
     this.resendable = RetryRule.isResendable(request.getMethod(), null, entity == null || entity.isRepeatable());
@@ -90,7 +90,7 @@ final class BalancedExchange {
         if (pick == null) {
           return giveUp();
         }
-        ClassicHttpResponse response = attempt(new Attempt(pick, route, scope.execRuntime));
+        ClassicHttpResponse response = attempt(new Attempt(pick, route, aborted));
         if (response != null) {
           return response;
         }
@@ -177,15 +177,15 @@ final class BalancedExchange {
    * a failure of its target.
    */
   private void stopIfCallerGone(@Nullable Attempt attempt, @Nullable IOException failure) throws IOException {
-    boolean aborted = scope.execRuntime.isExecutionAborted();
+    boolean abortedNow = aborted.getAsBoolean();
     boolean interrupted = Thread.currentThread().isInterrupted() || Failures.isInterruption(failure);
-    if (!aborted && !interrupted) {
+    if (!abortedNow && !interrupted) {
       return;
     }
     if (attempt != null) {
       attempt.release();
     }
-    if (aborted) {
+    if (abortedNow) {
       throw failure != null ? failure : new RequestFailedException("Request aborted");
     }
     Thread.currentThread().interrupt(); // kept for the caller (a lease wait clears it when it throws)
@@ -258,29 +258,10 @@ final class BalancedExchange {
     return set;
   }
 
-  /**
-   * The scope of an attempt on {@code target}: the planned route's scheme, security, local address
-   * and proxy, with the target as its end. A target HttpClient will not take as a host is that
-   * target's failure, like a connection that could not be made (so it is ejected, and the exchange
-   * moves on), not a bug.
-   */
+  /** The scope of an attempt on {@code target}: this exchange's, with the target's route. */
   private ExecChain.Scope scopeFor(Target target) throws ConnectException {
-    HttpRoute planned = scope.route;
-    HttpHost host;
-    try {
-      host = new HttpHost(planned.getTargetHost().getSchemeName(), target.host(), target.port());
-    } catch (IllegalArgumentException e) {
-      ConnectException unaddressable = new ConnectException("target " + target.id() + " of " + route.host
-          + " has an address HttpClient cannot use: " + e.getMessage());
-      unaddressable.initCause(e);
-      throw unaddressable;
-    }
-    HttpHost proxy = planned.getProxyHost();
-    HttpRoute to = proxy == null
-        ? new HttpRoute(host, planned.getLocalAddress(), planned.isSecure())
-        : new HttpRoute(host, planned.getLocalAddress(), proxy, planned.isSecure(), planned.getTunnelType(),
-            planned.getLayerType());
-    return new ExecChain.Scope(scope.exchangeId, to, scope.originalRequest, scope.execRuntime, scope.clientContext);
+    return new ExecChain.Scope(scope.exchangeId, route.routeTo(scope.route, target), scope.originalRequest,
+        scope.execRuntime, scope.clientContext);
   }
 
   /**
@@ -288,7 +269,7 @@ final class BalancedExchange {
    * header names the target). A copy each time: the elements below add headers to what they get.
    */
   private ClassicHttpRequest rewrite(Target target) {
-    return ClassicRequestBuilder.copy(request).setAuthority(new URIAuthority(target.host(), target.port())).build();
+    return ClassicRequestBuilder.copy(request).setAuthority(ServiceRoute.authorityOf(target)).build();
   }
 
   private static @Nullable String headerValue(ClassicHttpResponse response, String name) {

@@ -5,11 +5,13 @@ import java.io.IOException;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import org.apache.hc.client5.http.HttpRoute;
 import org.apache.hc.client5.http.classic.ExecChain;
 import org.apache.hc.client5.http.classic.ExecChainHandler;
 import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.ClassicHttpResponse;
 import org.apache.hc.core5.http.HttpException;
+import org.apache.hc.core5.http.HttpRequest;
 import org.apache.hc.core5.net.URIAuthority;
 import org.jspecify.annotations.Nullable;
 
@@ -40,7 +42,7 @@ final class BalancingExecHandler implements ExecChainHandler {
   @Override
   public ClassicHttpResponse execute(ClassicHttpRequest request, ExecChain.Scope scope, ExecChain chain)
       throws IOException, HttpException {
-    ServiceRoute route = routeOf(request, scope);
+    ServiceRoute route = routeOf(request, scope.route);
     if (route == null) {
       scope.clientContext.removeAttribute(BALANCED);
       return chain.proceed(request, scope);
@@ -50,9 +52,9 @@ final class BalancingExecHandler implements ExecChainHandler {
   }
 
   /** The route of the request's host (its authority's, else the planned route's target), or null. */
-  private @Nullable ServiceRoute routeOf(ClassicHttpRequest request, ExecChain.Scope scope) {
+  @Nullable ServiceRoute routeOf(HttpRequest request, HttpRoute planned) {
     URIAuthority authority = request.getAuthority();
-    String host = authority != null ? authority.getHostName() : scope.route.getTargetHost().getHostName();
+    String host = authority != null ? authority.getHostName() : planned.getTargetHost().getHostName();
     ServiceRoute only = onlyRoute;
     if (only != null) {
       return only.host.equalsIgnoreCase(host) ? only : null;

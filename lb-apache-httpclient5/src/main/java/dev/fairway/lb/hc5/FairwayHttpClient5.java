@@ -16,13 +16,15 @@ import java.util.function.LongSupplier;
 import org.apache.hc.client5.http.HttpRequestRetryStrategy;
 import org.apache.hc.client5.http.impl.ChainElement;
 import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
+import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
 import org.apache.hc.client5.http.impl.classic.HttpClientBuilder;
 import org.apache.hc.core5.net.Host;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Balances the requests of an Apache HttpClient 5 classic client ({@link
- * org.apache.hc.client5.http.impl.classic.CloseableHttpClient}) to logical hosts across the targets
+ * Balances the requests of an Apache HttpClient 5 client, classic ({@link
+ * org.apache.hc.client5.http.impl.classic.CloseableHttpClient}) or async ({@link
+ * #customize(HttpAsyncClientBuilder)}), to logical hosts across the targets
  * of a {@link LoadBalancer}, retries on another target when that is safe, and reports every outcome
  * back to the balancer.
  *
@@ -95,6 +97,7 @@ public final class FairwayHttpClient5 {
   public static final String EXEC_NAME = "fairway";
 
   private final BalancingExecHandler handler;
+  private final BalancingAsyncExecHandler asyncHandler;
 
   private FairwayHttpClient5(Builder b) {
     Map<String, ServiceRoute> routes = new HashMap<>();
@@ -104,6 +107,7 @@ public final class FairwayHttpClient5 {
     }
     RetryRule retries = new RetryRule(b.maxAttempts(), b.retryStatusCodes(), b.backoff());
     this.handler = new BalancingExecHandler(routes, retries, b.bufferBodiesUpTo(), b.sleeper);
+    this.asyncHandler = new BalancingAsyncExecHandler(handler);
   }
 
   public static Builder builder() {
@@ -129,6 +133,33 @@ public final class FairwayHttpClient5 {
     Args.requireArgument(otherRequests != null, "otherRequests", null, "an HttpRequestRetryStrategy");
     return builder
         .addExecInterceptorBefore(ChainElement.PROTOCOL.name(), EXEC_NAME, handler)
+        .setRetryStrategy(new BalancedRetryStrategy(otherRequests));
+  }
+
+  /**
+   * Adds Fairway's handler to an async client's exec chain (before {@code PROTOCOL}, as for the
+   * classic client) and sets its retry strategy as {@link #customize(HttpClientBuilder)} does.
+   * Returns {@code builder}.
+   *
+   * <p>The async client follows the same rules, with two differences: a retryable status is retried
+   * only when an untried target can be picked at once (else the response goes to the caller, as no
+   * backoff round follows a status), and a request whose entity producer is not repeatable is never
+   * retried. A target's slot is held until the caller's consumer has taken the whole response, and
+   * a cancelled future frees it without charging the target. Hedging is not offered yet.
+   */
+  public HttpAsyncClientBuilder customize(HttpAsyncClientBuilder builder) {
+    return customize(builder, DefaultHttpRequestRetryStrategy.INSTANCE);
+  }
+
+  /**
+   * As {@link #customize(HttpAsyncClientBuilder)}, with {@code otherRequests} deciding HttpClient's
+   * retries of the requests Fairway does not balance.
+   */
+  public HttpAsyncClientBuilder customize(HttpAsyncClientBuilder builder, HttpRequestRetryStrategy otherRequests) {
+    Args.requireArgument(builder != null, "builder", null, "an HttpAsyncClientBuilder");
+    Args.requireArgument(otherRequests != null, "otherRequests", null, "an HttpRequestRetryStrategy");
+    return builder
+        .addExecInterceptorBefore(ChainElement.PROTOCOL.name(), EXEC_NAME, asyncHandler)
         .setRetryStrategy(new BalancedRetryStrategy(otherRequests));
   }
 

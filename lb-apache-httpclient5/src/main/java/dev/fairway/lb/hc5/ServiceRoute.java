@@ -6,11 +6,16 @@ import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.AttemptBudget;
 import dev.fairway.lb.internal.LoadReportMeters;
 import dev.fairway.lb.internal.OutcomeRule;
+import java.net.ConnectException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
+import org.apache.hc.client5.http.HttpRoute;
+import org.apache.hc.core5.http.HttpHost;
+import org.apache.hc.core5.net.URIAuthority;
 
 /**
- * One logical host: its balancer, its retry budget and its {@link OutcomeRule}. Holds the service's
+ * One logical host: its balancer, its retry budget, its {@link OutcomeRule}, and how an attempt's
+ * route and authority are made from a target (the same for the classic and the async client). Holds the service's
  * {@code fairway.load.reports} counters ({@link LoadReportMeters}) until the balancer closes.
  * Immutable after construction; thread-safe.
  */
@@ -36,6 +41,34 @@ final class ServiceRoute {
         reports.release();
       }
     });
+  }
+
+  /**
+   * The route of an attempt on {@code target}: the planned route's scheme, security, local address
+   * and proxy, with the target as its end. A target HttpClient will not take as a host is that
+   * target's failure, like a connection that could not be made (so it is ejected, and the exchange
+   * moves on), not a bug.
+   */
+  HttpRoute routeTo(HttpRoute planned, Target target) throws ConnectException {
+    HttpHost to;
+    try {
+      to = new HttpHost(planned.getTargetHost().getSchemeName(), target.host(), target.port());
+    } catch (IllegalArgumentException e) {
+      ConnectException unaddressable = new ConnectException("target " + target.id() + " of " + host
+          + " has an address HttpClient cannot use: " + e.getMessage());
+      unaddressable.initCause(e);
+      throw unaddressable;
+    }
+    HttpHost proxy = planned.getProxyHost();
+    return proxy == null
+        ? new HttpRoute(to, planned.getLocalAddress(), planned.isSecure())
+        : new HttpRoute(to, planned.getLocalAddress(), proxy, planned.isSecure(), planned.getTunnelType(),
+            planned.getLayerType());
+  }
+
+  /** The authority of requests to {@code target}, so that {@code Host} names it. */
+  static URIAuthority authorityOf(Target target) {
+    return new URIAuthority(target.host(), target.port());
   }
 
   /** A response entity became unreachable unclosed and its slot was freed: logged once per service. */

@@ -1,6 +1,6 @@
 /**
  * Apache HttpClient 5 integration: {@link dev.fairway.lb.hc5.FairwayHttpClient5} adds an element to
- * a classic client's exec chain that sends each request to a logical host (say {@code
+ * a classic or async client's exec chain that sends each request to a logical host (say {@code
  * http://orders/...}) to a target chosen by that service's {@link dev.fairway.lb.LoadBalancer},
  * retries on another target when that is safe, and reports every outcome back to the balancer.
  *
@@ -20,6 +20,9 @@
  *       every HTTP integration shares) and {@code Sleeper} (the backoff's wait). Each attempt is an
  *       {@code Attempt}, the only place a pick is completed, and a {@code TrackedEntity} completes it
  *       when the caller has consumed or closed the response.
+ *   <li>The async client: {@code BalancingAsyncExecHandler} (its exec chain element, sharing the
+ *       classic handler's routes and rules) and {@code AsyncBalancedExchange} (the same loop driven
+ *       by callbacks; an attempt completes when the exchange does).
  *   <li>{@code BalancedRetryStrategy}: HttpClient's own retry strategy, told to leave balanced
  *       exchanges to Fairway.
  * </ul>

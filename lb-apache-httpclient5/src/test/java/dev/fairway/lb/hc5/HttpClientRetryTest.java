@@ -16,6 +16,7 @@ import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.impl.ChainElement;
 import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
+import org.apache.hc.client5.http.impl.classic.HttpClientBuilder;
 import org.apache.hc.core5.util.TimeValue;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -142,7 +143,7 @@ class HttpClientRetryTest {
   void customize_rejectsNulls() {
     LoadBalancer lb = closer.add(LoadBalancer.builder("orders").targets(Target.of("127.0.0.1", 1)).build());
     FairwayHttpClient5 fairway = FairwayHttpClient5.builder().service("orders", lb).build();
-    assertThatThrownBy(() -> fairway.customize(null))
+    assertThatThrownBy(() -> fairway.customize((HttpClientBuilder) null))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("builder: null (expected: an HttpClientBuilder)");
     assertThatThrownBy(() -> fairway.customize(Clients.builder(1_000, 1, 1_000), null))
         .isInstanceOf(IllegalArgumentException.class)
