@@ -36,6 +36,7 @@ class ReadmeSnippetsCompileTest {
       "import dev.fairway.lb.consul.fake.*;",
       "import dev.fairway.lb.dns.*;",
       "import dev.fairway.lb.jdk.*;",
+      "import dev.fairway.lb.hc5.FairwayHttpClient5;",
       "import dev.fairway.lb.kubernetes.*;",
       "import dev.fairway.lb.okhttp.*;",
       "import io.micrometer.core.instrument.simple.SimpleMeterRegistry;",
@@ -52,6 +53,10 @@ class ReadmeSnippetsCompileTest {
       "import okhttp3.OkHttpClient;",
       "import okhttp3.Request;",
       "import okhttp3.Response;",
+      "import org.apache.hc.client5.http.classic.methods.HttpGet;",
+      "import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;",
+      "import org.apache.hc.client5.http.impl.classic.HttpClients;",
+      "import org.apache.hc.core5.http.io.entity.EntityUtils;",
       "import org.springframework.cloud.client.loadbalancer.LoadBalanced;",
       "import org.springframework.context.annotation.Bean;",
       "import org.springframework.context.annotation.Configuration;",
@@ -96,7 +101,9 @@ class ReadmeSnippetsCompileTest {
   @Test
   void documents_includeTheRootReadme_theModuleReadmes_andTheDocsPages() throws IOException {
     assertThat(documents().stream().map(d -> ROOT.relativize(d).toString().replace('\\', '/')))
-        .contains("README.md", "lb-core/README.md", "lb-okhttp/README.md", "lb-discovery-consul/README.md",
+        .contains("README.md", "lb-core/README.md", "lb-okhttp/README.md", "lb-jdk-httpclient/README.md",
+            "lb-apache-httpclient5/README.md",
+            "lb-discovery-consul/README.md",
             "lb-spring-boot/README.md", "samples/README.md", "docs/hedging.md", "docs/discovery.md");
   }
 

@@ -1,0 +1,89 @@
+package dev.fairway.lb.hc5;
+
+import dev.fairway.lb.Pick;
+import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.FailureStatusException;
+import dev.fairway.lb.internal.Failures;
+import dev.fairway.lb.internal.OutcomeRule;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One attempt of an exchange (classic or async) on one target: its {@link Pick}. The only place where an attempt's
+ * pick is completed; the first completion wins and later ones do nothing, so the exchange loop, the
+ * tracked entity and the leak safety net may all try. Completion is thread-safe.
+ */
+final class Attempt implements Runnable {
+  private static final AtomicIntegerFieldUpdater<Attempt> DONE =
+      AtomicIntegerFieldUpdater.newUpdater(Attempt.class, "done");
+
+  private final Pick pick;
+  private final ServiceRoute route;
+  private final BooleanSupplier cancelled; // true once the caller cancelled the request (its exchange's abort)
+  /** {@link OutcomeRule#SUCCESS} (0), or the status that makes this attempt a failure; set before the response is handed on. */
+  private int failureStatus;
+  @SuppressWarnings("UnusedVariable") // read and written through DONE, which Error Prone does not see
+  private volatile int done;
+
+  Attempt(Pick pick, ServiceRoute route, BooleanSupplier cancelled) {
+    this.pick = pick;
+    this.route = route;
+    this.cancelled = cancelled;
+  }
+
+  Target target() {
+    return pick.target();
+  }
+
+  /**
+   * The response has headers: latency counts until now, the in-flight slot stays held, and the
+   * route's {@link OutcomeRule} reads the status and the load report ({@code loadReport}, the
+   * {@code endpoint-load-metrics} header's value or null).
+   */
+  void responded(int code, @Nullable String loadReport) {
+    pick.recordLatency();
+    failureStatus = route.outcomes.read(pick, code, loadReport);
+  }
+
+  /**
+   * Completes the attempt: released if the request was aborted or {@code failure} is an interrupt
+   * (the caller stopped waiting, which says nothing about the target), else a failure when {@code
+   * failure} is not null or the status was a failure, else a success.
+   */
+  void complete(@Nullable Throwable failure) {
+    if (!DONE.compareAndSet(this, 0, 1)) {
+      return;
+    }
+    if (cancelled.getAsBoolean() || (failure != null && Failures.isInterruption(failure))) {
+      pick.release();
+    } else if (failure != null) {
+      pick.failure(failure);
+    } else if (failureStatus != OutcomeRule.SUCCESS) {
+      pick.failure(new FailureStatusException(failureStatus, pick.target().id()));
+    } else {
+      pick.success();
+    }
+  }
+
+  /** Frees the slot only: the caller stopped waiting, or something not the target's doing ended the attempt. */
+  void release() {
+    if (DONE.compareAndSet(this, 0, 1)) {
+      pick.release();
+    }
+  }
+
+  /** {@link #leaked()}: the cleaning action of the tracked entity (one object less per response than a lambda). */
+  @Override
+  public void run() {
+    leaked();
+  }
+
+  /** The response entity became unreachable unconsumed and unclosed (see {@link TrackedEntity}): frees the slot. */
+  void leaked() {
+    if (DONE.compareAndSet(this, 0, 1)) {
+      pick.release();
+      route.leaked(pick.target());
+    }
+  }
+}

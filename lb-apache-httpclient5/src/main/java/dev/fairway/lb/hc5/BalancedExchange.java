@@ -1,0 +1,351 @@
+package dev.fairway.lb.hc5;
+
+import dev.fairway.lb.LoadReportHeader;
+import dev.fairway.lb.NoTargetAvailableException;
+import dev.fairway.lb.Pick;
+import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.Failures;
+import dev.fairway.lb.internal.RetryRule;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.io.OutputStream;
+import java.net.ConnectException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import org.apache.hc.client5.http.ClientProtocolException;
+import org.apache.hc.client5.http.classic.ExecChain;
+import org.apache.hc.client5.http.impl.classic.RequestFailedException;
+import org.apache.hc.core5.http.ClassicHttpRequest;
+import org.apache.hc.core5.http.ClassicHttpResponse;
+import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
+import org.apache.hc.core5.http.Header;
+import org.apache.hc.core5.http.HttpEntity;
+import org.apache.hc.core5.http.HttpException;
+import org.apache.hc.core5.http.io.entity.EntityUtils;
+import org.apache.hc.core5.http.io.entity.HttpEntityWrapper;
+import org.apache.hc.core5.http.io.support.ClassicRequestBuilder;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One balanced exchange: picks a target, sends the request there, and when lb-core's {@link
+ * RetryRule} says so, picks another target this exchange has not tried. Owns the exchange's state
+ * (tried targets, the response kept from a retryable status, earlier failures, attempts); each
+ * attempt's pick lives in its own {@link Attempt}, completed before the next attempt picks, so
+ * passive health has heard of attempt N when attempt N+1 chooses. Used by one thread, once.
+ *
+ * <p>Every attempt passes a new {@link ExecChain.Scope} down the chain: the same exchange id,
+ * runtime and context, and the picked target's route, which {@code CONNECT} opens. The runtime is
+ * shared, as HttpClient's own retry and redirect elements share it: an attempt that failed has
+ * discarded its connection, and a retried response is closed (releasing its connection) before the
+ * next attempt leases one for its own route.
+ */
+final class BalancedExchange {
+  private final ClassicHttpRequest request;
+  private final ExecChain.Scope scope;
+  private final ExecChain chain;
+  private final ServiceRoute route;
+  private final BalancingExecHandler handler;
+  private final boolean resendable;
+  private final BooleanSupplier aborted; // the runtime's isExecutionAborted, made once for every attempt
+
+  private @Nullable Set<Target> tried; // allocated on the first retry only
+  private @Nullable ClassicHttpResponse previous; // a retryable-status response, returned if no further attempt is made
+  private @Nullable List<IOException> failures; // every attempt's failure, oldest first; the last is thrown
+  private @Nullable NoTargetAvailableException noTarget;
+  private int attempts;
+  private int rounds; // backoff rounds over every target
+
+  BalancedExchange(ClassicHttpRequest request, ExecChain.Scope scope, ExecChain chain, ServiceRoute route,
+      BalancingExecHandler handler) {
+    this.request = request;
+    this.scope = scope;
+    this.chain = chain;
+    this.route = route;
+    this.handler = handler;
+    this.aborted = scope.execRuntime::isExecutionAborted;
+    HttpEntity entity = request.getEntity();
+    // HttpClient requests carry no idempotency mark: the method decides.
+    this.resendable = RetryRule.isResendable(request.getMethod(), null, entity == null || entity.isRepeatable());
+  }
+
+  ClassicHttpResponse proceed() throws IOException {
+    if (Thread.currentThread().isInterrupted()) {
+      throw new InterruptedIOException("interrupted"); // take no slot at all
+    }
+    if (scope.execRuntime.isExecutionAborted()) {
+      throw new RequestFailedException("Request aborted");
+    }
+    route.budget.deposit();
+    try {
+      for (;;) {
+        if (attempts > 0) {
+          stopIfCallerGone(null); // no further attempt for a caller that stopped waiting
+        }
+        Pick pick = nextPick();
+        if (pick == null) {
+          return giveUp();
+        }
+        ClassicHttpResponse response = attempt(new Attempt(pick, route, aborted));
+        if (response != null) {
+          return response;
+        }
+      }
+    } finally {
+      closePrevious(); // set here only if the caller does not get it: a later step threw
+    }
+  }
+
+  /** The next attempt's pick, or null when no further attempt may be made. */
+  private @Nullable Pick nextPick() throws IOException {
+    if (attempts > 0 && !route.budget.tryWithdraw()) {
+      return null;
+    }
+    return pickOrWait();
+  }
+
+  /**
+   * A pick among the targets not tried yet; when there are none left because this exchange tried
+   * them all, a new round over all of them after the backoff. Null if no target can be had.
+   */
+  private @Nullable Pick pickOrWait() throws IOException {
+    try {
+      return route.loadBalancer.pick(null, tried);
+    } catch (NoTargetAvailableException e) {
+      noTarget = e;
+    }
+    if (tried == null || !RetryRule.everyTargetTried(route.loadBalancer.status(), tried)) {
+      return null; // ejected, closed, at capacity: waiting would not bring back an untried target
+    }
+    handler.sleeper.sleep(handler.retries.backoffMillis(++rounds), scope.execRuntime);
+    tried.clear();
+    try {
+      Pick pick = route.loadBalancer.pick(null, null);
+      noTarget = null;
+      return pick;
+    } catch (NoTargetAvailableException e) {
+      noTarget = e;
+      return null;
+    }
+  }
+
+  /** The response to return, or null if a retry was decided (then the attempt is complete). */
+  private @Nullable ClassicHttpResponse attempt(Attempt attempt) throws IOException {
+    attempts++;
+    closePrevious(); // its attempt is complete; its connection goes back before this attempt leases one
+    ClassicHttpResponse response;
+    String retryReason;
+    try {
+      response = chain.proceed(rewrite(attempt.target()), scopeFor(attempt.target()));
+      attempt.responded(response.getCode(), headerValue(response, LoadReportHeader.NAME));
+      if (resendable && attempts < handler.retries.maxAttempts()) {
+        readSmallEntity(response);
+      }
+    } catch (IOException | HttpException e) {
+      IOException failure = e instanceof IOException io ? io
+          : new ClientProtocolException(e.getMessage(), e); // what HttpClient itself throws for it
+      stopIfCallerGone(attempt, failure);
+      if (failure instanceof ConnectionRequestTimeoutException) {
+        attempt.release(); // the client's own pool had no connection in time: not the target's doing
+        retryReason = null;
+      } else {
+        attempt.complete(failure);
+        retryReason = handler.retries.onIOException(failure, resendable, attempts);
+      }
+      return failed(attempt.target(), failure, retryReason);
+    } catch (RuntimeException | Error e) {
+      attempt.release(); // a bug below, not the target's fault
+      throw e;
+    }
+    retryReason = handler.retries.onResponse(response.getCode(), resendable, attempts);
+    if (retryReason == null) {
+      return track(response, attempt);
+    }
+    attempt.complete(null); // reports the failure status now, before the next pick
+    previous = response;
+    tried = tried(attempt.target());
+    return null;
+  }
+
+  /**
+   * Throws if the caller stopped waiting: the request was aborted ({@code cancel()}) or the thread
+   * interrupted (its flag set, or {@code failure} says so). The attempt, if any, is released, never
+   * a failure of its target.
+   */
+  private void stopIfCallerGone(@Nullable Attempt attempt, @Nullable IOException failure) throws IOException {
+    boolean abortedNow = aborted.getAsBoolean();
+    boolean interrupted = Thread.currentThread().isInterrupted() || Failures.isInterruption(failure);
+    if (!abortedNow && !interrupted) {
+      return;
+    }
+    if (attempt != null) {
+      attempt.release();
+    }
+    if (abortedNow) {
+      throw failure != null ? failure : new RequestFailedException("Request aborted");
+    }
+    Thread.currentThread().interrupt(); // kept for the caller (a lease wait clears it when it throws)
+    if (failure instanceof InterruptedIOException e && Failures.isInterruption(e)) {
+      throw e;
+    }
+    InterruptedIOException e = new InterruptedIOException("interrupted");
+    if (failure != null) {
+      e.initCause(failure);
+    }
+    throw e;
+  }
+
+  private void stopIfCallerGone(@Nullable IOException failure) throws IOException {
+    stopIfCallerGone(null, failure);
+  }
+
+  /** Records {@code e}; returns null to retry, or throws it with the earlier failures suppressed. */
+  private @Nullable ClassicHttpResponse failed(Target target, IOException e, @Nullable String retryReason)
+      throws IOException {
+    if (failures == null) {
+      failures = new ArrayList<>(2);
+    }
+    failures.add(e);
+    if (retryReason == null) {
+      throw lastFailure(failures);
+    }
+    tried = tried(target);
+    return null;
+  }
+
+  /** The outcome so far, when no further attempt can be made. */
+  private ClassicHttpResponse giveUp() throws IOException {
+    stopIfCallerGone(noTarget); // say, interrupted while waiting for a slot (concurrency limited)
+    if (previous != null) {
+      ClassicHttpResponse last = previous;
+      previous = null;
+      return last;
+    }
+    if (failures == null) {
+      throw noTarget != null ? noTarget : new IOException("retry budget of " + route.host + " exhausted");
+    }
+    IOException last = lastFailure(failures);
+    if (noTarget != null) {
+      last.addSuppressed(noTarget);
+    }
+    throw last;
+  }
+
+  /** The latest failure, carrying the earlier ones as suppressed exceptions. */
+  private static IOException lastFailure(List<IOException> failures) {
+    IOException last = failures.get(failures.size() - 1);
+    for (int i = 0; i < failures.size() - 1; i++) {
+      last.addSuppressed(failures.get(i));
+    }
+    return last;
+  }
+
+  private void closePrevious() throws IOException {
+    ClassicHttpResponse kept = previous;
+    previous = null;
+    if (kept != null) {
+      kept.close();
+    }
+  }
+
+  private Set<Target> tried(Target target) {
+    Set<Target> set = tried != null ? tried : new HashSet<>(8);
+    set.add(target);
+    return set;
+  }
+
+  /** The scope of an attempt on {@code target}: this exchange's, with the target's route. */
+  private ExecChain.Scope scopeFor(Target target) throws ConnectException {
+    return new ExecChain.Scope(scope.exchangeId, route.routeTo(scope.route, target), scope.originalRequest,
+        scope.execRuntime, scope.clientContext);
+  }
+
+  /**
+   * A fresh copy of the request for this attempt, with the target's authority (so the {@code Host}
+   * header names the target). A copy each time: the elements below add headers to what they get.
+   */
+  private ClassicHttpRequest rewrite(Target target) {
+    return ClassicRequestBuilder.copy(request).setAuthority(ServiceRoute.authorityOf(target)).build();
+  }
+
+  private static @Nullable String headerValue(ClassicHttpResponse response, String name) {
+    Header header = response.getFirstHeader(name);
+    return header == null ? null : header.getValue();
+  }
+
+  /**
+   * Reads an entity with a known length of at most {@code bufferBodiesUpTo} into memory now (its
+   * connection goes back to the pool), so a connection lost mid-body fails this attempt, which may
+   * then be retried, instead of failing the caller's read later.
+   */
+  private void readSmallEntity(ClassicHttpResponse response) throws IOException {
+    HttpEntity entity = response.getEntity();
+    if (handler.bufferBodiesUpTo == 0 || entity == null || !entity.isStreaming()) {
+      return;
+    }
+    long length = entity.getContentLength();
+    if (length > 0 && length <= handler.bufferBodiesUpTo) {
+      try {
+        response.setEntity(new ReadEntity(entity, EntityUtils.toByteArray(entity)));
+      } catch (IOException | RuntimeException e) {
+        response.close();
+        throw e;
+      }
+    }
+  }
+
+  /** Wraps the entity so the attempt completes when it is consumed or closed; completes at once if there is none to wait for. */
+  private static ClassicHttpResponse track(ClassicHttpResponse response, Attempt attempt) {
+    HttpEntity entity = response.getEntity();
+    if (entity == null || !entity.isStreaming()) {
+      attempt.complete(null); // nothing left on the wire: HttpClient released the connection already
+      return response;
+    }
+    response.setEntity(new TrackedEntity(entity, attempt));
+    return response;
+  }
+
+  /** A response entity read whole: its bytes, with the original's content type, encoding and trailers. */
+  private static final class ReadEntity extends HttpEntityWrapper {
+    private final byte[] content;
+
+    ReadEntity(HttpEntity original, byte[] content) {
+      super(original);
+      this.content = content;
+    }
+
+    @Override
+    public boolean isRepeatable() {
+      return true;
+    }
+
+    @Override
+    public boolean isStreaming() {
+      return false;
+    }
+
+    @Override
+    public long getContentLength() {
+      return content.length;
+    }
+
+    @Override
+    public InputStream getContent() {
+      return new ByteArrayInputStream(content);
+    }
+
+    @Override
+    public void writeTo(OutputStream out) throws IOException {
+      out.write(content);
+    }
+
+    @Override
+    public void close() {
+      // The original was read to its end and closed.
+    }
+  }
+}

@@ -1,0 +1,82 @@
+package dev.fairway.lb.hc5;
+
+import dev.fairway.lb.LoadBalancer;
+import dev.fairway.lb.LoadBalancerListener;
+import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.AttemptBudget;
+import dev.fairway.lb.internal.LoadReportMeters;
+import dev.fairway.lb.internal.OutcomeRule;
+import java.net.ConnectException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
+import org.apache.hc.client5.http.HttpRoute;
+import org.apache.hc.core5.http.HttpHost;
+import org.apache.hc.core5.net.URIAuthority;
+
+/**
+ * One logical host: its balancer, its retry budget, its {@link OutcomeRule}, and how an attempt's
+ * route and authority are made from a target (the same for the classic and the async client). Holds the service's
+ * {@code fairway.load.reports} counters ({@link LoadReportMeters}) until the balancer closes.
+ * Immutable after construction; thread-safe.
+ */
+final class ServiceRoute {
+  private static final System.Logger LOG = System.getLogger(FairwayHttpClient5.class.getName());
+
+  final String host;
+  final LoadBalancer loadBalancer;
+  final AttemptBudget budget;
+  final OutcomeRule outcomes;
+  private final AtomicBoolean leakLogged = new AtomicBoolean();
+
+  ServiceRoute(String host, LoadBalancer loadBalancer, double percentCanRetry, int minRetriesPerSecond,
+      LongSupplier ticker, int[] failureStatusCodes) {
+    this.host = host;
+    this.loadBalancer = loadBalancer;
+    this.budget = new AttemptBudget(percentCanRetry, minRetriesPerSecond, ticker);
+    LoadReportMeters reports = LoadReportMeters.acquire(loadBalancer.meterRegistry().orElse(null), loadBalancer.service());
+    this.outcomes = new OutcomeRule(failureStatusCodes, reports);
+    loadBalancer.addListener(new LoadBalancerListener() {
+      @Override
+      public void closed() {
+        reports.release();
+      }
+    });
+  }
+
+  /**
+   * The route of an attempt on {@code target}: the planned route's scheme, security, local address
+   * and proxy, with the target as its end. A target HttpClient will not take as a host is that
+   * target's failure, like a connection that could not be made (so it is ejected, and the exchange
+   * moves on), not a bug.
+   */
+  HttpRoute routeTo(HttpRoute planned, Target target) throws ConnectException {
+    HttpHost to;
+    try {
+      to = new HttpHost(planned.getTargetHost().getSchemeName(), target.host(), target.port());
+    } catch (IllegalArgumentException e) {
+      ConnectException unaddressable = new ConnectException("target " + target.id() + " of " + host
+          + " has an address HttpClient cannot use: " + e.getMessage());
+      unaddressable.initCause(e);
+      throw unaddressable;
+    }
+    HttpHost proxy = planned.getProxyHost();
+    return proxy == null
+        ? new HttpRoute(to, planned.getLocalAddress(), planned.isSecure())
+        : new HttpRoute(to, planned.getLocalAddress(), proxy, planned.isSecure(), planned.getTunnelType(),
+            planned.getLayerType());
+  }
+
+  /** The authority of requests to {@code target}, so that {@code Host} names it. */
+  static URIAuthority authorityOf(Target target) {
+    return new URIAuthority(target.host(), target.port());
+  }
+
+  /** A response entity became unreachable unclosed and its slot was freed: logged once per service. */
+  void leaked(Target target) {
+    if (leakLogged.compareAndSet(false, true)) {
+      LOG.log(System.Logger.Level.WARNING, "A response from " + host + " (target " + target.id() + ") was leaked. "
+          + "Did you forget to close a response or consume its entity? Its in-flight slot on the target was held "
+          + "until now (logged once per service)");
+    }
+  }
+}

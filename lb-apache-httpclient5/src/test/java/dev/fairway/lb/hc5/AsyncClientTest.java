@@ -1,0 +1,161 @@
+package dev.fairway.lb.hc5;
+
+import static dev.fairway.lb.hc5.Eventually.eventually;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fairway.lb.LoadBalancer;
+import dev.fairway.lb.PassiveHealth;
+import dev.fairway.lb.Strategy;
+import dev.fairway.lb.Target;
+import dev.fairway.lb.TargetState;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.hc.client5.http.async.methods.SimpleHttpRequest;
+import org.apache.hc.client5.http.async.methods.SimpleHttpResponse;
+import org.apache.hc.client5.http.async.methods.SimpleRequestBuilder;
+import org.apache.hc.client5.http.config.ConnectionConfig;
+import org.apache.hc.client5.http.config.RequestConfig;
+import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
+import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
+import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
+import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
+import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManagerBuilder;
+import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.util.TimeValue;
+import org.apache.hc.core5.util.Timeout;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The async client ({@link FairwayHttpClient5#customize(HttpAsyncClientBuilder)}) on loopback servers. */
+@org.junit.jupiter.api.Timeout(30)
+class AsyncClientTest {
+  private final Closer closer = new Closer();
+
+  @AfterEach
+  void closeAll() throws Exception {
+    closer.close();
+  }
+
+  private CloseableHttpAsyncClient client(FairwayHttpClient5 fairway) {
+    HttpAsyncClientBuilder builder = HttpAsyncClients.custom()
+        .setConnectionManager(PoolingAsyncClientConnectionManagerBuilder.create()
+            .setDefaultConnectionConfig(ConnectionConfig.custom()
+                .setConnectTimeout(Timeout.ofSeconds(1)).setSocketTimeout(Timeout.ofSeconds(10)).build())
+            .build())
+        .setDefaultRequestConfig(RequestConfig.custom().setResponseTimeout(Timeout.ofSeconds(10)).build());
+    CloseableHttpAsyncClient client =
+        fairway.customize(builder, new DefaultHttpRequestRetryStrategy(1, TimeValue.ofMilliseconds(10))).build();
+    client.start();
+    return closer.add(client);
+  }
+
+  private LoadBalancer balancer(PassiveHealth health, int... ports) {
+    List<Target> targets = new ArrayList<>();
+    for (int port : ports) {
+      targets.add(Target.of("127.0.0.1", port));
+    }
+    return closer.add(LoadBalancer.builder("orders").targets(targets.toArray(new Target[0]))
+        .strategy(Strategy.roundRobin()).passiveHealth(health).build());
+  }
+
+  private static SimpleHttpRequest get(String url, String id) {
+    return SimpleRequestBuilder.get(url).addHeader(FaultServer.CALL_HEADER, id).build();
+  }
+
+  private static SimpleHttpRequest post(String id) {
+    return SimpleRequestBuilder.post("http://orders/work").addHeader(FaultServer.CALL_HEADER, id)
+        .setBody("amount=5", ContentType.TEXT_PLAIN).build();
+  }
+
+  private static SimpleHttpResponse await(Future<SimpleHttpResponse> future) throws Exception {
+    return future.get(10, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void gets_areBalanced_andOtherHostsPassThrough() throws Exception {
+    FaultServer a = closer.add(FaultServer.start(FaultServer.Behaviour.HEALTHY));
+    FaultServer b = closer.add(FaultServer.start(FaultServer.Behaviour.HEALTHY));
+    LoadBalancer lb = balancer(PassiveHealth.defaults(), a.port(), b.port());
+    CloseableHttpAsyncClient client = client(FairwayHttpClient5.builder().service("orders", lb).build());
+
+    for (int i = 0; i < 4; i++) {
+      SimpleHttpResponse response = await(client.execute(get("http://orders/work", "call-" + i), null));
+      assertThat(response.getCode()).isEqualTo(200);
+      assertThat(response.getBodyText()).isEqualTo("ok");
+    }
+    assertThat(await(client.execute(get("http://127.0.0.1:" + a.port() + "/work", "direct"), null)).getCode())
+        .isEqualTo(200);
+
+    assertThat(a.total()).isEqualTo(3);
+    assertThat(b.total()).isEqualTo(2);
+    eventually("no slot held", () -> Clients.inFlight(lb) == 0);
+  }
+
+  @Test
+  void aRefusedTarget_isRetriedOnAnother_evenForAPost() throws Exception {
+    FaultServer healthy = closer.add(FaultServer.start(FaultServer.Behaviour.HEALTHY));
+    LoadBalancer lb = balancer(PassiveHealth.disabled(), FaultServer.refusedPort(), healthy.port());
+    CloseableHttpAsyncClient client = client(FairwayHttpClient5.builder().service("orders", lb).build());
+
+    for (int i = 0; i < 4; i++) {
+      assertThat(await(client.execute(post("post-" + i), null)).getCode()).isEqualTo(200);
+      assertThat(healthy.received("post-" + i)).isEqualTo(1);
+    }
+    eventually("no slot held", () -> Clients.inFlight(lb) == 0);
+  }
+
+  @Test
+  void a503_getIsRetriedOnAnUntriedTarget_postIsNot_andHttpClientDoesNotRetryEither() throws Exception {
+    FaultServer unavailable = closer.add(FaultServer.start(FaultServer.Behaviour.UNAVAILABLE));
+    FaultServer healthy = closer.add(FaultServer.start(FaultServer.Behaviour.HEALTHY));
+    LoadBalancer lb = balancer(PassiveHealth.disabled(), unavailable.port(), healthy.port());
+    CloseableHttpAsyncClient client = client(FairwayHttpClient5.builder().service("orders", lb).build());
+
+    List<Integer> gets = new ArrayList<>();
+    List<Integer> posts = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      gets.add(await(client.execute(get("http://orders/work", "get-" + i), null)).getCode());
+      posts.add(await(client.execute(post("post-" + i), null)).getCode());
+    }
+
+    assertThat(gets).containsOnly(200);
+    assertThat(posts).contains(503);
+    for (int i = 0; i < 4; i++) {
+      assertThat(unavailable.received("get-" + i)).isLessThanOrEqualTo(1);
+      assertThat(healthy.received("get-" + i)).isEqualTo(1);
+      assertThat(unavailable.received("post-" + i) + healthy.received("post-" + i)).isEqualTo(1);
+    }
+    eventually("no slot held", () -> Clients.inFlight(lb) == 0);
+  }
+
+  @Test
+  void aCancelledFuture_releasesThePick_andChargesNoTarget() throws Exception {
+    FaultServer silent = closer.add(FaultServer.start(FaultServer.Behaviour.HEADERS_NEVER_COME));
+    LoadBalancer lb = balancer(PassiveHealth.defaults().withConsecutiveFailures(1), silent.port());
+    CloseableHttpAsyncClient client = client(FairwayHttpClient5.builder().service("orders", lb).build());
+
+    Future<SimpleHttpResponse> future = client.execute(get("http://orders/work", "cancelled"), null);
+    eventually("the request arrived", () -> silent.received("cancelled") == 1);
+    assertThat(Clients.inFlight(lb)).isEqualTo(1);
+    future.cancel(true);
+
+    eventually("the slot is freed", () -> Clients.inFlight(lb) == 0);
+    assertThat(lb.status()).allSatisfy(s -> assertThat(s.state()).isEqualTo(TargetState.HEALTHY));
+    assertThat(silent.total()).isEqualTo(1);
+  }
+
+  @Test
+  void noTarget_failsTheFuture() throws Exception {
+    LoadBalancer lb = closer.add(LoadBalancer.builder("orders").targets(Target.of("127.0.0.1", 1)).build());
+    lb.close();
+    CloseableHttpAsyncClient client = client(FairwayHttpClient5.builder().service("orders", lb).build());
+
+    assertThatThrownBy(() -> await(client.execute(get("http://orders/work", "none"), null)))
+        .isInstanceOf(ExecutionException.class)
+        .hasCauseInstanceOf(dev.fairway.lb.NoTargetAvailableException.class);
+  }
+}
