@@ -80,8 +80,8 @@ final class BalancedExchange<T> {
   // ---- the synchronous driver
 
   HttpResponse<T> send() throws IOException, InterruptedException {
-    if (Thread.currentThread().isInterrupted()) {
-      throw new InterruptedException("interrupted before the call began"); // the JDK's send would throw too: take no slot
+    if (Thread.interrupted()) { // the JDK's send would throw too (clearing the flag, as here): take no slot
+      throw new InterruptedException("interrupted before the call began");
     }
     route.budget.deposit();
     for (;;) {
@@ -273,7 +273,7 @@ final class BalancedExchange<T> {
   /** The request for the attempt's target; one OkHttp-style connect failure if it has no usable address. */
   private HttpRequest routed(Attempt attempt) throws ConnectException {
     try {
-      return RoutedRequest.to(request, attempt.target());
+      return RoutedRequest.to(request, attempt.target(), route.uris);
     } catch (URISyntaxException | IllegalArgumentException e) {
       ConnectException unaddressable = new ConnectException(
           "target " + attempt.target().id() + " of " + route.host + " has an address a URI cannot hold: " + e.getMessage());

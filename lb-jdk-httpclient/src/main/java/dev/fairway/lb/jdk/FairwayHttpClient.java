@@ -64,7 +64,10 @@ import org.jspecify.annotations.Nullable;
  *       header reaches the balancer. Latency is recorded when the headers arrive; the target's
  *       in-flight slot is held until the body is consumed: the caller's body subscriber completed
  *       or failed, or was cancelled (for {@code BodyHandlers.ofInputStream()}: the stream read to
- *       its end, or closed). Never at headers time, so a streaming body counts as load.
+ *       its end, or closed). Never at headers time, so a streaming body counts as load. A stream
+ *       never closed holds its slot for good, as it holds the JDK's connection: the JDK's client
+ *       keeps the subscriber reachable while the exchange waits, so no cleaner could tell that
+ *       the caller dropped it. Close your streams.
  *   <li>The caller's reasons free the slot and charge no target: an interrupted {@code send}
  *       (which throws {@link InterruptedException}, as the JDK's does) and a cancelled {@code
  *       sendAsync} future end the call at once; the request's own timeout ({@link
@@ -104,8 +107,10 @@ import org.jspecify.annotations.Nullable;
  *
  * Cancelling the future of {@code sendAsync} with {@code cancel(true)} cancels the attempt in
  * flight: the delegate's future is cancelled too, which on the JDK's client (since JDK 16) aborts
- * the exchange and closes its HTTP/1.1 connection, so the server sees the call end
- * ({@code CancellationTest} shows it); the slot is freed at once, no further attempt is made.
+ * the exchange: on HTTP/1.1 it closes the exchange's connection, so the server sees the call end
+ * ({@code CancellationTest}); on HTTP/2 it resets that call's stream only, and the other calls on
+ * the multiplexed connection go on ({@code Http2Test}). The slot is freed at once, and no further
+ * attempt is made.
  *
  * <h2>Closing</h2>
  *

@@ -25,35 +25,12 @@ final class RoutedRequest extends HttpRequest {
   }
 
   /**
-   * {@code request} for {@code target}.
+   * {@code request} for {@code target}, its URI from {@code uris}.
    *
    * @throws URISyntaxException if the target's host cannot stand in a URI
    */
-  static RoutedRequest to(HttpRequest request, Target target) throws URISyntaxException {
-    URI logical = request.uri();
-    String host = target.host();
-    StringBuilder s = new StringBuilder(64).append(logical.getScheme()).append("://");
-    String userInfo = logical.getRawUserInfo();
-    if (userInfo != null) {
-      s.append(userInfo).append('@');
-    }
-    if (host.indexOf(':') >= 0 && !host.startsWith("[")) {
-      s.append('[').append(host).append(']'); // an IPv6 literal
-    } else {
-      s.append(host);
-    }
-    s.append(':').append(target.port());
-    String path = logical.getRawPath();
-    s.append(path == null || path.isEmpty() ? "/" : path);
-    String query = logical.getRawQuery();
-    if (query != null) {
-      s.append('?').append(query);
-    }
-    URI uri = new URI(s.toString());
-    if (uri.getHost() == null) {
-      throw new URISyntaxException(s.toString(), "not a server-based authority");
-    }
-    return new RoutedRequest(request, uri);
+  static RoutedRequest to(HttpRequest request, Target target, TargetUris uris) throws URISyntaxException {
+    return new RoutedRequest(request, uris.routed(request.uri(), target));
   }
 
   @Override

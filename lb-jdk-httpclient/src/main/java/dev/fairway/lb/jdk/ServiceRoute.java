@@ -2,21 +2,23 @@ package dev.fairway.lb.jdk;
 
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.LoadBalancerListener;
+import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.AttemptBudget;
 import dev.fairway.lb.internal.LoadReportMeters;
 import dev.fairway.lb.internal.OutcomeRule;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * One logical host of a {@link FairwayHttpClient}: its balancer, its retry budget and the rule that
- * turns a response into its pick's outcome. Holds the service's load-report meters until the
- * balancer closes. Thread-safe.
+ * One logical host of a {@link FairwayHttpClient}: its balancer, its retry budget, the rule that
+ * turns a response into its pick's outcome, and its targets' URIs. Holds the service's load-report
+ * meters until the balancer closes; a departed target's URIs go with it. Thread-safe.
  */
 final class ServiceRoute implements LoadBalancerListener {
   final String host;
   final LoadBalancer loadBalancer;
   final AttemptBudget budget;
   final OutcomeRule outcomes;
+  final TargetUris uris = new TargetUris();
   private final LoadReportMeters reportMeters;
   private final AtomicBoolean released = new AtomicBoolean();
 
@@ -30,7 +32,13 @@ final class ServiceRoute implements LoadBalancerListener {
   }
 
   @Override
+  public void targetRemoved(Target target) {
+    uris.forget(target);
+  }
+
+  @Override
   public void closed() {
+    uris.clear();
     if (released.compareAndSet(false, true)) {
       reportMeters.release();
     }

@@ -13,7 +13,8 @@
  * <ul>
  *   <li>Wiring: {@code FairwayHttpClient} (the builder, the delegation of every other method; one
  *       {@code ServiceRoute} per logical host: its balancer, its retry {@code AttemptBudget}, its
- *       {@code OutcomeRule}).
+ *       {@code OutcomeRule}, its {@code TargetUris}: each target's
+ *       authority and the last URI routed to it, so a repeated request parses no URI).
  *   <li>One call: {@code BalancedExchange} (the state and decisions of one call, with two drivers:
  *       {@code send} loops on the caller's thread, {@code sendAsync} chains the delegate's futures)
  *       over lb-core's {@code RetryRule} (which failure or status is retried, the backoff) and

@@ -370,6 +370,71 @@ class FairwayHttpClientTest {
     assertThat(lb.status().get(0).state()).isEqualTo(TargetState.HEALTHY);
   }
 
+  @Test
+  void anInterruptedCaller_takesNoSlot_andTheFlagIsCleared_asTheJdksSendDoes() throws Exception {
+    FaultServer healthy = server(FaultServer.Behaviour.HEALTHY);
+    LoadBalancer lb = balancer(healthy.port());
+    FairwayHttpClient client = FairwayHttpClient.builder(plain).service("orders", lb).build();
+
+    Thread.currentThread().interrupt();
+    assertThatThrownBy(() -> client.send(get("early"), BodyHandlers.ofString())).isInstanceOf(InterruptedException.class);
+
+    assertThat(Thread.currentThread().isInterrupted()).isFalse();
+    assertThat(healthy.received("early")).isZero();
+    assertThat(inFlight(lb)).isZero();
+  }
+
+  @Test
+  void sendAsyncWithAPushPromiseHandler_isBalancedToo() throws Exception {
+    FaultServer healthy = server(FaultServer.Behaviour.HEALTHY);
+    LoadBalancer lb = balancer(healthy.port());
+    FairwayHttpClient client = FairwayHttpClient.builder(plain).service("orders", lb).build();
+
+    HttpResponse<String> response = client.sendAsync(get("push"), BodyHandlers.ofString(),
+        (initiating, pushPromise, acceptor) -> { }).get(10, TimeUnit.SECONDS);
+
+    assertThat(response.body()).isEqualTo("ok");
+    assertThat(healthy.received("push")).isEqualTo(1);
+    assertThat(inFlight(lb)).isZero();
+  }
+
+  @Test
+  void manyThreads_syncAndAsync_leaveNothingInFlight() throws Exception {
+    FaultServer a = server(FaultServer.Behaviour.HEALTHY);
+    FaultServer b = server(FaultServer.Behaviour.UNAVAILABLE);
+    LoadBalancer lb = LoadBalancer.builder("orders").targets(Target.of("127.0.0.1", a.port()),
+        Target.of("127.0.0.1", b.port())).passiveHealth(PassiveHealth.disabled()).build();
+    opened.add(lb);
+    FairwayHttpClient client = FairwayHttpClient.builder(plain).service("orders", lb).retryBudget(10.0, 10_000).build();
+    int threads = 8;
+    int calls = 40;
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+    opened.add(pool::shutdownNow);
+    List<java.util.concurrent.Future<Integer>> oks = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      int thread = t;
+      oks.add(pool.submit(() -> {
+        int ok = 0;
+        for (int i = 0; i < calls; i++) {
+          HttpRequest request = get("t" + thread + "-" + i);
+          HttpResponse<String> response = i % 2 == 0
+              ? client.send(request, BodyHandlers.ofString())
+              : client.sendAsync(request, BodyHandlers.ofString()).get(10, TimeUnit.SECONDS);
+          ok += response.statusCode() == 200 ? 1 : 0;
+        }
+        return ok;
+      }));
+    }
+    int total = 0;
+    for (java.util.concurrent.Future<Integer> ok : oks) {
+      total += ok.get(60, TimeUnit.SECONDS);
+    }
+
+    assertThat(total).as("every 503 retried on the healthy target").isEqualTo(threads * calls);
+    assertThat(a.receivedTotal()).isEqualTo(threads * calls);
+    assertThat(inFlight(lb)).isZero();
+  }
+
   // ---- the builder
 
   @Test
