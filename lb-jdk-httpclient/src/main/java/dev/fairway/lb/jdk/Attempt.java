@@ -6,7 +6,6 @@ import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.FailureStatusException;
 import dev.fairway.lb.internal.Failures;
 import dev.fairway.lb.internal.OutcomeRule;
-import java.net.http.HttpTimeoutException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.jspecify.annotations.Nullable;
 
@@ -82,15 +81,10 @@ final class Attempt {
 
   /**
    * True if {@code failure} ended the attempt for the caller's reasons, which say nothing about
-   * the target: an interrupt, or the request's own timeout ({@code HttpRequest.timeout}, the
-   * caller's deadline for the response). A connect timeout is the target's: it did not accept.
+   * the target: an interrupt. The request's own timeout is the target's failure (see {@link
+   * FairwayHttpClient}): it is the JDK client's only read timeout.
    */
   static boolean isCallers(Throwable failure) {
-    return Failures.isInterruption(failure) || isRequestTimeout(failure);
-  }
-
-  /** The request's own timeout ran out: an {@link HttpTimeoutException} that is not a connect timeout. */
-  static boolean isRequestTimeout(@Nullable Throwable failure) {
-    return failure instanceof HttpTimeoutException && !(failure instanceof java.net.http.HttpConnectTimeoutException);
+    return Failures.isInterruption(failure);
   }
 }

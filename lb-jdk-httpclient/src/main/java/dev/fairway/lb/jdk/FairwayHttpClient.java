@@ -70,13 +70,16 @@ import org.jspecify.annotations.Nullable;
  *       the caller dropped it. Close your streams.
  *   <li>The caller's reasons free the slot and charge no target: an interrupted {@code send}
  *       (which throws {@link InterruptedException}, as the JDK's does) and a cancelled {@code
- *       sendAsync} future end the call at once; the request's own timeout ({@link
- *       HttpRequest#timeout()}, a {@link java.net.http.HttpTimeoutException}) is the caller's
- *       deadline for one attempt, and a resendable request is retried on another target with the
- *       same timeout (the JDK's client has no read timeout, so this is how a target that never
- *       answers is left behind): a caller waits at most {@link Builder#maxAttempts} times the
- *       timeout, plus backoffs. A connect timeout ({@link java.net.http.HttpConnectTimeoutException})
- *       is the target's failure.
+ *       sendAsync} future end the call at once.
+ *   <li>The request's own timeout ({@link HttpRequest#timeout()}, a {@link
+ *       java.net.http.HttpTimeoutException}) is the target's failure, as a read timeout is in
+ *       lb-okhttp and a response timeout in lb-apache-httpclient5: the JDK's client has no read
+ *       timeout, so this is the only way a target that accepts and never answers is seen and
+ *       ejected. A resendable request is retried on another target with the same timeout, so a
+ *       caller waits at most {@link Builder#maxAttempts} times the timeout, plus backoffs. A
+ *       connect timeout ({@link java.net.http.HttpConnectTimeoutException}) is the target's
+ *       failure too. A deadline of the caller's own ({@code orTimeout} on the future, or {@code
+ *       cancel}) is a cancel.
  *   <li>Retries go to a target this call has not tried yet, at most {@link Builder#maxAttempts}
  *       attempts, decided by lb-core's shared rules (as lb-okhttp's interceptor decides). A
  *       connection that could not be made is retried for every method: the request never left. A

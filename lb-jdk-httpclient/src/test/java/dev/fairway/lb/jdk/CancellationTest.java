@@ -31,10 +31,10 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The caller's reasons end a call without charging a target: an interrupted {@code send}, a
- * cancelled {@code sendAsync} future, the request's own timeout. Two loopback targets that read
- * each request and never answer; the balancer ejects a target on its first failure, so a target
- * charged with one would show as {@link TargetState#EJECTED}. After each: nothing in flight, no
- * target ejected, and (but for a GET whose timeout is retried) exactly one request reached a server.
+ * cancelled {@code sendAsync} future; the request's own timeout is the target's failure. Two
+ * loopback targets that read each request and never answer; the balancer ejects a target on its
+ * first failure, so a target charged with one shows as {@link TargetState#EJECTED}. After each:
+ * nothing in flight, and (but for a GET whose timeout is retried) exactly one request reached a server.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class CancellationTest {
@@ -130,18 +130,23 @@ class CancellationTest {
   }
 
   @Test
-  void requestTimeout_chargesNoTarget_aPostIsNotRetried() throws Exception {
+  void requestTimeout_isTheTargetsFailure_aPostIsNotRetried() throws Exception {
     HttpRequest request = HttpRequest.newBuilder(URI.create("http://orders/slow"))
         .header(FaultServer.CALL_HEADER, "timeout-post").timeout(Duration.ofMillis(300))
         .POST(HttpRequest.BodyPublishers.ofString("x")).build();
 
     assertThatThrownBy(() -> client.send(request, BodyHandlers.ofString())).isInstanceOf(HttpTimeoutException.class);
 
-    assertNothingHeldAndNoTargetCharged("timeout-post");
+    assertThat(inFlight()).as("in flight").isZero();
+    assertThat(a.received("timeout-post") + b.received("timeout-post")).as("sent once").isEqualTo(1);
+    FaultServer timedOut = a.received("timeout-post") == 1 ? a : b;
+    assertThat(lb.status()).extracting(s -> s.target().port() + "=" + s.state()).containsExactlyInAnyOrder(
+        a.port() + "=" + (timedOut == a ? TargetState.EJECTED : TargetState.HEALTHY),
+        b.port() + "=" + (timedOut == b ? TargetState.EJECTED : TargetState.HEALTHY));
   }
 
   @Test
-  void requestTimeout_chargesNoTarget_aGetIsRetriedOnTheOtherTarget_async() throws Exception {
+  void requestTimeout_isTheTargetsFailure_aGetIsRetriedOnTheOtherTarget_async() throws Exception {
     FairwayHttpClient twoAttempts = FairwayHttpClient.builder(plain).service("orders", lb).maxAttempts(2).build();
     HttpRequest request = HttpRequest.newBuilder(URI.create("http://orders/slow"))
         .header(FaultServer.CALL_HEADER, "timeout-get").timeout(Duration.ofMillis(300)).build();
@@ -152,6 +157,6 @@ class CancellationTest {
     assertThat(a.received("timeout-get")).isEqualTo(1);
     assertThat(b.received("timeout-get")).isEqualTo(1);
     assertThat(inFlight()).isZero();
-    assertThat(lb.status()).extracting(TargetStatus::state).containsOnly(TargetState.HEALTHY);
+    assertThat(lb.status()).extracting(TargetStatus::state).containsOnly(TargetState.EJECTED);
   }
 }
