@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
-import org.apache.hc.client5.http.impl.classic.CloseableHttpResponse;
+import org.apache.hc.core5.http.ClassicHttpResponse;
 import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.junit.jupiter.api.AfterEach;
@@ -74,7 +74,7 @@ class CallsEndTest {
   private Thread start(CloseableHttpClient client, HttpGet request, AtomicReference<Throwable> thrown,
       AtomicBoolean flagAfter) {
     Thread t = new Thread(() -> {
-      try (CloseableHttpResponse response = client.execute(request)) {
+      try (ClassicHttpResponse response = client.executeOpen(null, request, null)) {
         EntityUtils.consume(response.getEntity());
       } catch (Throwable e) {
         thrown.set(e);
@@ -97,7 +97,7 @@ class CallsEndTest {
     Thread.currentThread().interrupt();
     Throwable thrown = null;
     try {
-      client.execute(get("interrupted")).close();
+      client.executeOpen(null, get("interrupted"), null).close();
     } catch (Throwable t) {
       thrown = t;
     }
@@ -160,7 +160,7 @@ class CallsEndTest {
 
     // The classic API has no call timeout: a deadline is a timer that cancels the request.
     CompletableFuture.runAsync(request::cancel, CompletableFuture.delayedExecutor(300, TimeUnit.MILLISECONDS));
-    assertThatThrownBy(() -> client.execute(request).close())
+    assertThatThrownBy(() -> client.executeOpen(null, request, null).close())
         .isInstanceOf(IOException.class)
         .isNotInstanceOf(SocketTimeoutException.class); // ended by the deadline, not the 10 s response timeout
 
@@ -176,7 +176,7 @@ class CallsEndTest {
     HttpGet request = get("cancelled");
     request.cancel();
 
-    assertThatThrownBy(() -> client.execute(request).close()).isInstanceOf(IOException.class);
+    assertThatThrownBy(() -> client.executeOpen(null, request, null).close()).isInstanceOf(IOException.class);
 
     assertThat(healthy.total()).isZero();
     assertIdleAndHealthy(lb);
@@ -191,7 +191,7 @@ class CallsEndTest {
         FairwayHttpClient5.builder().service("orders", lb).bufferBodiesUpTo(0).build(), 2_000);
     HttpGet request = get("slow-body");
 
-    CloseableHttpResponse response = client.execute(request);
+    ClassicHttpResponse response = client.executeOpen(null, request, null);
     assertThat(Clients.inFlight(lb)).isEqualTo(1);
     int first = response.getEntity().getContent().read();
     assertThat(first).isEqualTo(FaultServer.SLOW_BODY.charAt(0));
@@ -231,8 +231,8 @@ class CallsEndTest {
     FairwayHttpClient5 fairway = FairwayHttpClient5.builder().service("orders", lb).build();
     CloseableHttpClient client = clients.add(fairway.customize(Clients.builder(2_000, 1, 200)).build());
 
-    CloseableHttpResponse holding = client.execute(get("holding")); // its connection stays leased until closed
-    assertThatThrownBy(() -> client.execute(get("waiting")).close()).isInstanceOf(ConnectionRequestTimeoutException.class);
+    ClassicHttpResponse holding = client.executeOpen(null, get("holding"), null); // its connection stays leased until closed
+    assertThatThrownBy(() -> client.executeOpen(null, get("waiting"), null).close()).isInstanceOf(ConnectionRequestTimeoutException.class);
     assertThat(Clients.inFlight(lb)).isEqualTo(1);
     holding.close();
 

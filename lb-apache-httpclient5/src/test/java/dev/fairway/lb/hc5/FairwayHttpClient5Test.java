@@ -20,7 +20,7 @@ import org.apache.hc.client5.http.HttpHostConnectException;
 import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.classic.methods.HttpPost;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
-import org.apache.hc.client5.http.impl.classic.CloseableHttpResponse;
+import org.apache.hc.core5.http.ClassicHttpResponse;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.http.io.entity.StringEntity;
 import org.junit.jupiter.api.AfterEach;
@@ -165,7 +165,7 @@ class FairwayHttpClient5Test {
     LoadBalancer lb = balancer(new SimpleMeterRegistry(), big);
     CloseableHttpClient client = clients.client(FairwayHttpClient5.builder().service("orders", lb).build(), 2_000);
 
-    try (CloseableHttpResponse response = client.execute(get("http://orders/big", "big"))) {
+    try (ClassicHttpResponse response = client.executeOpen(null, get("http://orders/big", "big"), null)) {
       assertThat(Clients.inFlight(lb)).as("after the headers").isEqualTo(1);
       InputStream content = response.getEntity().getContent();
       byte[] head = content.readNBytes(10);
@@ -184,7 +184,7 @@ class FairwayHttpClient5Test {
     LoadBalancer lb = balancer(new SimpleMeterRegistry(), big);
     CloseableHttpClient client = clients.client(FairwayHttpClient5.builder().service("orders", lb).build(), 2_000);
 
-    CloseableHttpResponse response = client.execute(get("http://orders/big", "big"));
+    ClassicHttpResponse response = client.executeOpen(null, get("http://orders/big", "big"), null);
     assertThat(Clients.inFlight(lb)).isEqualTo(1);
     response.close();
     assertThat(Clients.inFlight(lb)).isZero();
@@ -194,7 +194,7 @@ class FairwayHttpClient5Test {
     assertThat(state(lb, big)).isEqualTo(TargetState.HEALTHY);
 
     // A second exchange on the same balancer proves the slot count did not go below zero.
-    try (CloseableHttpResponse again = client.execute(get("http://orders/big", "again"))) {
+    try (ClassicHttpResponse again = client.executeOpen(null, get("http://orders/big", "again"), null)) {
       assertThat(Clients.inFlight(lb)).isEqualTo(1);
       EntityUtils.consume(again.getEntity());
     }
