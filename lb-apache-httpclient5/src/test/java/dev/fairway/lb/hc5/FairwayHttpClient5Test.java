@@ -16,6 +16,10 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.apache.hc.client5.http.HttpHostConnectException;
 import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.classic.methods.HttpPost;
@@ -218,6 +222,42 @@ class FairwayHttpClient5Test {
   }
 
   @Test
+  void manyThreads_overHealthyAndFailingTargets_allSucceed_andEverySlotIsFreed() throws Exception {
+    FaultServer a = closer.add(FaultServer.start(FaultServer.Behaviour.HEALTHY));
+    FaultServer b = closer.add(FaultServer.start(FaultServer.Behaviour.BIG_BODY));
+    FaultServer unavailable = closer.add(FaultServer.start(FaultServer.Behaviour.UNAVAILABLE));
+    LoadBalancer lb = closer.add(LoadBalancer.builder("orders")
+        .targets(Target.of("127.0.0.1", a.port()), Target.of("127.0.0.1", b.port()),
+            Target.of("127.0.0.1", unavailable.port()))
+        .strategy(Strategy.leastConnections()).passiveHealth(PassiveHealth.disabled()).build());
+    CloseableHttpClient client = clients.add(FairwayHttpClient5.builder().service("orders", lb)
+        .retryBudget(1.0, 1_000).build().customize(Clients.builder(5_000, 20, 5_000)).build());
+    int threads = 4;
+    int callsEach = 25;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<List<Integer>>> results = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int thread = t;
+        results.add(pool.submit(() -> {
+          List<Integer> codes = new ArrayList<>();
+          for (int i = 0; i < callsEach; i++) {
+            codes.add(Clients.code(client, get("http://orders/work", "t" + thread + "-" + i)));
+          }
+          return codes;
+        }));
+      }
+      for (Future<List<Integer>> result : results) {
+        assertThat(result.get(20, TimeUnit.SECONDS)).hasSize(callsEach).containsOnly(200);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(a.total() + b.total()).isEqualTo(threads * callsEach);
+    assertThat(Clients.inFlight(lb)).isZero();
+  }
+
+  @Test
   void anEmptyRetryBudget_allowsNoRetry() throws Exception {
     FaultServer healthy = closer.add(FaultServer.start(FaultServer.Behaviour.HEALTHY));
     int refused = FaultServer.refusedPort();
@@ -271,6 +311,10 @@ class FairwayHttpClient5Test {
     assertThatThrownBy(() -> FairwayHttpClient5.builder().service("orders:8080", lb))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("logicalHost: \"orders:8080\" (expected: a host name such as \"orders\")");
+    assertThatThrownBy(() -> FairwayHttpClient5.builder().service("or ders", lb))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("logicalHost: \"or ders\"");
+    assertThatThrownBy(() -> FairwayHttpClient5.builder().service("user@orders", lb))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("logicalHost: \"user@orders\"");
     assertThatThrownBy(() -> FairwayHttpClient5.builder().service(" ", lb))
         .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("logicalHost: \" \"");
     assertThatThrownBy(() -> FairwayHttpClient5.builder().service("orders", lb).service("ORDERS", lb))
