@@ -10,9 +10,11 @@ import dev.fairway.lb.Strategy;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetState;
 import dev.fairway.lb.TargetStatus;
+import io.github.resilience4j.core.IntervalFunction;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.SocketTimeoutException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -21,6 +23,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
+import org.apache.hc.client5.http.impl.classic.RequestFailedException;
 import org.apache.hc.core5.http.ClassicHttpResponse;
 import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
@@ -165,6 +168,28 @@ class CallsEndTest {
         .isNotInstanceOf(SocketTimeoutException.class); // ended by the deadline, not the 10 s response timeout
 
     assertThat(silent.total()).isEqualTo(1);
+    assertIdleAndHealthy(lb);
+  }
+
+  @Test
+  void abortedDuringTheBackoff_endsTheWait_andSendsNoFurtherAttempt() throws Exception {
+    FaultServer unavailable = closer.add(FaultServer.start(FaultServer.Behaviour.UNAVAILABLE));
+    LoadBalancer lb = closer.add(LoadBalancer.builder("orders").targets(Target.of("127.0.0.1", unavailable.port()))
+        .passiveHealth(PassiveHealth.disabled()).build());
+    // A 60 s backoff before the second round: only the abort can end this call within the test's 30 s.
+    CloseableHttpClient client = clients.client(FairwayHttpClient5.builder().service("orders", lb)
+        .backoff(IntervalFunction.of(Duration.ofSeconds(60))).build(), 2_000);
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    HttpGet request = get("backoff");
+
+    Thread caller = start(client, request, thrown, new AtomicBoolean());
+    eventually("the first attempt was answered", () -> unavailable.received("backoff") == 1);
+    request.cancel();
+    caller.join(10_000);
+
+    assertThat(caller.isAlive()).as("the caller still waits").isFalse();
+    assertThat(thrown.get()).isInstanceOf(RequestFailedException.class);
+    assertThat(unavailable.received("backoff")).isEqualTo(1);
     assertIdleAndHealthy(lb);
   }
 
