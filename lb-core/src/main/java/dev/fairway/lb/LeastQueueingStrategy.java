@@ -24,8 +24,8 @@ import org.jspecify.annotations.Nullable;
  * the shortest service time (its lowest latency of the last two windows of 16 of them, {@link
  * TargetLoad#recordSuccessLatency}) per weight wins; if none is cold, the target where a new call
  * would be done first: with a fresh report, service time x (calls in flight from every client + 1)
- * / workers; without one, {@link LeastResponseTimeStrategy}'s peak-EWMA cost, latency x (this
- * balancer's calls + 1).
+ * / workers; without one, or with a claim of workers the plausibility rules capped, {@link
+ * LeastResponseTimeStrategy}'s peak-EWMA cost, latency x (this balancer's calls + 1).
  *
  * <p>Without a report that tells (none fresh, or one that implies no workers and no idle), a
  * balancer that is its targets' only client still knows where a worker is
@@ -126,8 +126,13 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
       if (state == FleetLoad.WorkerState.FREE) {
         return service * w; // cold: a worker is free
       }
-      double workers = t.reportedWorkers; // as the kept report implied them (ReportPlausibility#record)
-      if (state == FleetLoad.WorkerState.BUSY && workers > 0 && service > 0
+      // A hot target is scored by its report only if its workers are the report's own: a capped
+      // claim's workers were cut to deny free workers we could not verify (ReportPlausibility#record),
+      // and dividing by them would price it as a one-worker queue, which a lone claim of idleness
+      // could never leave while its report stays fresh. It is scored as an unreported target instead,
+      // by what this balancer measures itself, which decays: never frozen out.
+      double workers = t.reportedWorkers;
+      if (state == FleetLoad.WorkerState.BUSY && workers > 0 && service > 0 && !t.reportCapped
           && t.reportFresh(now, TargetLoad.REPORT_TTL_NANOS)) {
         return -1 - service * (FleetLoad.inFlight(t, now) + 1) / workers * w; // when the new call would be done
       }
