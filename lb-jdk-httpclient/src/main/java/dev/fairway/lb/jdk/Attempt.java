@@ -3,6 +3,7 @@ package dev.fairway.lb.jdk;
 import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.CallMeters;
 import dev.fairway.lb.internal.FailureStatusException;
 import dev.fairway.lb.internal.Failures;
 import dev.fairway.lb.internal.OutcomeRule;
@@ -10,9 +11,10 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One attempt of a call on one target: its {@link Pick}, and the only place where that pick is
- * completed. The first completion wins and later ones do nothing, so the call's loop, the tracked
- * body subscriber and a cancel may all try. Completion is thread-safe.
+ * One attempt of a call on one target: its {@link Pick} and the start of its {@code
+ * fairway.requests} timing. The only place where that pick is completed and its timing recorded.
+ * The first completion wins and later ones do nothing, so the call's loop, the tracked body
+ * subscriber and a cancel may all try. Completion is thread-safe.
  */
 final class Attempt {
   private static final AtomicIntegerFieldUpdater<Attempt> DONE =
@@ -20,6 +22,8 @@ final class Attempt {
 
   private final Pick pick;
   private final BalancedExchange<?> exchange;
+  private final CallMeters.TargetTimers timers;
+  private final long startNanos;
   /** This attempt's number in its call, 1 for the first. */
   final int number;
   /** {@link OutcomeRule#SUCCESS}, or the status that makes this attempt a failure; set when the headers arrive. */
@@ -36,6 +40,9 @@ final class Attempt {
     this.pick = pick;
     this.exchange = exchange;
     this.number = number;
+    CallMeters meters = exchange.route.meters;
+    this.timers = meters.timers(pick.target());
+    this.startNanos = meters.startNanos();
   }
 
   Target target() {
@@ -61,18 +68,32 @@ final class Attempt {
     if (!DONE.compareAndSet(this, 0, 1)) {
       return;
     }
+    CallMeters.Outcome outcome;
     if (exchange.isCancelled() || (failure != null && isCallers(failure))) {
       pick.release();
+      outcome = CallMeters.Outcome.CANCELLED;
     } else if (failure != null) {
       pick.failure(failure);
+      outcome = CallMeters.Outcome.FAILURE;
     } else if (failureStatus != OutcomeRule.SUCCESS) {
       pick.failure(new FailureStatusException(failureStatus, pick.target().id()));
+      outcome = CallMeters.Outcome.FAILURE;
     } else {
       pick.success();
+      outcome = CallMeters.Outcome.SUCCESS;
+    }
+    exchange.route.meters.attempt(timers, outcome, startNanos);
+  }
+
+  /** The caller cancelled or was interrupted: frees the slot, charges no target, times the attempt as cancelled. */
+  void cancel() {
+    if (DONE.compareAndSet(this, 0, 1)) {
+      pick.release();
+      exchange.route.meters.attempt(timers, CallMeters.Outcome.CANCELLED, startNanos);
     }
   }
 
-  /** Frees the slot and records nothing: the caller cancelled, or a bug outside the target threw. */
+  /** Frees the slot and records nothing: a bug outside the target threw (the caller's handler, say). */
   void release() {
     if (DONE.compareAndSet(this, 0, 1)) {
       pick.release();
