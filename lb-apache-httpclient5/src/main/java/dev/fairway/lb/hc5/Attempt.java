@@ -2,6 +2,7 @@ package dev.fairway.lb.hc5;
 
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.CallMeters;
 import dev.fairway.lb.internal.FailureStatusException;
 import dev.fairway.lb.internal.Failures;
 import dev.fairway.lb.internal.OutcomeRule;
@@ -10,8 +11,9 @@ import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One attempt of an exchange (classic or async) on one target: its {@link Pick}. The only place where an attempt's
- * pick is completed; the first completion wins and later ones do nothing, so the exchange loop, the
+ * One attempt of an exchange (classic or async) on one target: its {@link Pick} and the start of
+ * its {@code fairway.requests} timing. The only place where an attempt's pick is completed and its
+ * timing recorded; the first completion wins and later ones do nothing, so the exchange loop, the
  * tracked entity and the leak safety net may all try. Completion is thread-safe.
  */
 final class Attempt implements Runnable {
@@ -21,6 +23,8 @@ final class Attempt implements Runnable {
   private final Pick pick;
   private final ServiceRoute route;
   private final BooleanSupplier cancelled; // true once the caller cancelled the request (its exchange's abort)
+  private final CallMeters.TargetTimers timers;
+  private final long startNanos;
   /** {@link OutcomeRule#SUCCESS} (0), or the status that makes this attempt a failure; set before the response is handed on. */
   private int failureStatus;
   @SuppressWarnings("UnusedVariable") // read and written through DONE, which Error Prone does not see
@@ -30,6 +34,8 @@ final class Attempt implements Runnable {
     this.pick = pick;
     this.route = route;
     this.cancelled = cancelled;
+    this.timers = route.meters.timers(pick.target());
+    this.startNanos = route.meters.startNanos();
   }
 
   Target target() {
@@ -55,18 +61,35 @@ final class Attempt implements Runnable {
     if (!DONE.compareAndSet(this, 0, 1)) {
       return;
     }
+    CallMeters.Outcome outcome;
     if (cancelled.getAsBoolean() || (failure != null && Failures.isInterruption(failure))) {
       pick.release();
+      outcome = CallMeters.Outcome.CANCELLED;
     } else if (failure != null) {
       pick.failure(failure);
+      outcome = CallMeters.Outcome.FAILURE;
     } else if (failureStatus != OutcomeRule.SUCCESS) {
       pick.failure(new FailureStatusException(failureStatus, pick.target().id()));
+      outcome = CallMeters.Outcome.FAILURE;
     } else {
       pick.success();
+      outcome = CallMeters.Outcome.SUCCESS;
+    }
+    route.meters.attempt(timers, outcome, startNanos);
+  }
+
+  /** The caller stopped waiting (an abort, an interrupt): frees the slot, charges no target, times the attempt as cancelled. */
+  void cancel() {
+    if (DONE.compareAndSet(this, 0, 1)) {
+      pick.release();
+      route.meters.attempt(timers, CallMeters.Outcome.CANCELLED, startNanos);
     }
   }
 
-  /** Frees the slot only: the caller stopped waiting, or something not the target's doing ended the attempt. */
+  /**
+   * Frees the slot and records nothing: something neither the target's nor the caller's doing
+   * ended the attempt (a bug below, the client's own pool without a connection in time).
+   */
   void release() {
     if (DONE.compareAndSet(this, 0, 1)) {
       pick.release();
