@@ -2,9 +2,8 @@ package dev.fairway.lb.hc5;
 
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.AttemptOutcome;
 import dev.fairway.lb.internal.CallMeters;
-import dev.fairway.lb.internal.FailureStatusException;
-import dev.fairway.lb.internal.Failures;
 import dev.fairway.lb.internal.OutcomeRule;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.BooleanSupplier;
@@ -53,29 +52,17 @@ final class Attempt implements Runnable {
   }
 
   /**
-   * Completes the attempt: released if the request was aborted or {@code failure} is an interrupt
-   * (the caller stopped waiting, which says nothing about the target), else a failure when {@code
-   * failure} is not null or the status was a failure, else a success.
+   * Completes the attempt by lb-core's {@link AttemptOutcome}: released if the request was aborted
+   * or {@code failure} is an interrupt (the caller stopped waiting, which says nothing about the
+   * target), else a failure when {@code failure} is not null or the status was a failure, else a
+   * success.
    */
   void complete(@Nullable Throwable failure) {
     if (!DONE.compareAndSet(this, 0, 1)) {
       return;
     }
-    CallMeters.Outcome outcome;
-    if (cancelled.getAsBoolean() || (failure != null && Failures.isInterruption(failure))) {
-      pick.release();
-      outcome = CallMeters.Outcome.CANCELLED;
-    } else if (failure != null) {
-      pick.failure(failure);
-      outcome = CallMeters.Outcome.FAILURE;
-    } else if (failureStatus != OutcomeRule.SUCCESS) {
-      pick.failure(new FailureStatusException(failureStatus, pick.target().id()));
-      outcome = CallMeters.Outcome.FAILURE;
-    } else {
-      pick.success();
-      outcome = CallMeters.Outcome.SUCCESS;
-    }
-    route.meters.attempt(timers, outcome, startNanos);
+    route.meters.attempt(timers, AttemptOutcome.complete(pick, cancelled.getAsBoolean(), failure, failureStatus),
+        startNanos);
   }
 
   /** The caller stopped waiting (an abort, an interrupt): frees the slot, charges no target, times the attempt as cancelled. */

@@ -2,7 +2,8 @@
  * Helpers that Fairway's own modules share: failure classification, the rule that turns an HTTP
  * response into its pick's outcome ({@code OutcomeRule}) with the load-report meters it counts into,
  * the retry rules ({@code RetryRule}), retry budget ({@code AttemptBudget}) and call meters
- * ({@code CallMeters}) every HTTP client integration uses, the backoff wait a cancel ends
+ * ({@code CallMeters}, with {@code AttemptOutcome}, the rule that completes an attempt's pick)
+ * every HTTP client integration uses, the backoff wait a cancel ends
  * ({@code CancellableWait}), list comparison, argument messages and the builders' set-once rule.
  *
  * <p><b>Not public API.</b> Like {@code okhttp3.internal}, this package may change or disappear in

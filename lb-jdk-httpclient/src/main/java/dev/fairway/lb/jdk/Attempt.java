@@ -3,9 +3,8 @@ package dev.fairway.lb.jdk;
 import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.AttemptOutcome;
 import dev.fairway.lb.internal.CallMeters;
-import dev.fairway.lb.internal.FailureStatusException;
-import dev.fairway.lb.internal.Failures;
 import dev.fairway.lb.internal.OutcomeRule;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.jspecify.annotations.Nullable;
@@ -60,28 +59,17 @@ final class Attempt {
   }
 
   /**
-   * Completes the attempt: released if the caller cancelled the call, or {@code failure} is the
-   * caller's ({@link #isCallers}); else a failure when {@code failure} is not null or the status was
-   * a failure; else a success.
+   * Completes the attempt by lb-core's {@link AttemptOutcome}: released if the caller cancelled the
+   * call or {@code failure} is an interrupt (the caller's reasons, which say nothing about the
+   * target); else a failure when {@code failure} is not null or the status was a failure; else a
+   * success. The request's own timeout is the target's failure (see {@link FairwayHttpClient}): it
+   * is the JDK client's only read timeout.
    */
   void complete(@Nullable Throwable failure) {
     if (!DONE.compareAndSet(this, 0, 1)) {
       return;
     }
-    CallMeters.Outcome outcome;
-    if (exchange.isCancelled() || (failure != null && isCallers(failure))) {
-      pick.release();
-      outcome = CallMeters.Outcome.CANCELLED;
-    } else if (failure != null) {
-      pick.failure(failure);
-      outcome = CallMeters.Outcome.FAILURE;
-    } else if (failureStatus != OutcomeRule.SUCCESS) {
-      pick.failure(new FailureStatusException(failureStatus, pick.target().id()));
-      outcome = CallMeters.Outcome.FAILURE;
-    } else {
-      pick.success();
-      outcome = CallMeters.Outcome.SUCCESS;
-    }
+    CallMeters.Outcome outcome = AttemptOutcome.complete(pick, exchange.isCancelled(), failure, failureStatus);
     exchange.route.meters.attempt(timers, outcome, startNanos);
   }
 
@@ -98,14 +86,5 @@ final class Attempt {
     if (DONE.compareAndSet(this, 0, 1)) {
       pick.release();
     }
-  }
-
-  /**
-   * True if {@code failure} ended the attempt for the caller's reasons, which say nothing about
-   * the target: an interrupt. The request's own timeout is the target's failure (see {@link
-   * FairwayHttpClient}): it is the JDK client's only read timeout.
-   */
-  static boolean isCallers(Throwable failure) {
-    return Failures.isInterruption(failure);
   }
 }

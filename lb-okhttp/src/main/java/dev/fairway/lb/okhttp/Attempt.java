@@ -3,8 +3,8 @@ package dev.fairway.lb.okhttp;
 import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.internal.AttemptOutcome;
 import dev.fairway.lb.internal.CallMeters;
-import dev.fairway.lb.internal.FailureStatusException;
 import dev.fairway.lb.internal.Failures;
 import dev.fairway.lb.internal.OutcomeRule;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -72,7 +72,7 @@ final class Attempt implements Runnable {
   }
 
   /**
-   * Completes the attempt: released if the call was cancelled or {@code failure} is an interrupt
+   * Completes the attempt by lb-core's {@link AttemptOutcome}: released if the call was cancelled or {@code failure} is an interrupt
    * ({@link Failures#isInterruption}: the caller stopped waiting, which says nothing about the
    * target), else a failure when {@code failure} is not null or the status was a failure, else a
    * success.
@@ -81,21 +81,7 @@ final class Attempt implements Runnable {
     if (!DONE.compareAndSet(this, 0, 1)) {
       return;
     }
-    CallMeters.Outcome outcome;
-    if (call.isCanceled() || (failure != null && Failures.isInterruption(failure))) {
-      pick.release();
-      outcome = CallMeters.Outcome.CANCELLED;
-    } else if (failure != null) {
-      pick.failure(failure);
-      outcome = CallMeters.Outcome.FAILURE;
-    } else if (failureStatus != OutcomeRule.SUCCESS) {
-      pick.failure(new FailureStatusException(failureStatus, pick.target().id()));
-      outcome = CallMeters.Outcome.FAILURE;
-    } else {
-      pick.success();
-      outcome = CallMeters.Outcome.SUCCESS;
-    }
-    route.meters.attempt(timers, outcome, startNanos);
+    route.meters.attempt(timers, AttemptOutcome.complete(pick, call.isCanceled(), failure, failureStatus), startNanos);
   }
 
   /**
