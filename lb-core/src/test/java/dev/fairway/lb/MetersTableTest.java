@@ -2,7 +2,9 @@ package dev.fairway.lb;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fairway.lb.internal.CallMeters;
 import dev.fairway.lb.internal.DiscoveryMetrics;
+import dev.fairway.lb.internal.RetryRule;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.TimeGauge;
@@ -112,6 +114,13 @@ class MetersTableTest {
     LoadBalancer lb = LoadBalancer.builder("svc").targets(a, b).localZone("a").targetMeterLimit(1)
         .meterRegistry(registry).build();
     lb.pick(null, Set.of(b)).failure(new ConnectException("refused"));
+    CallMeters calls = CallMeters.of(lb); // every client integration's call meters
+    long start = calls.startNanos();
+    calls.attempt(calls.timers(a), CallMeters.Outcome.SUCCESS, start);
+    calls.noTarget(start);
+    calls.retry(RetryRule.CONNECT_FAILURE);
+    calls.budgetExhausted();
+    calls.leaked();
     DiscoveryMetrics discovery = DiscoveryMetrics.micrometer(registry, "svc", () -> 1, TimeUnit.SECONDS, () -> 2);
     discovery.error("connect");
     discovery.skipped("bad_port");
@@ -131,6 +140,7 @@ class MetersTableTest {
       seen.add(name);
     }
     assertThat(seen).contains("fairway.targets", "fairway.inflight", "fairway.ejections", "fairway.zone.spill",
+        "fairway.requests", "fairway.retries", "fairway.retry.budget.exhausted", "fairway.leaked.responses",
         "fairway.discovery.staleness", "fairway.discovery.skipped", "fairway.discovery.throttled");
     lb.close();
     discovery.close();

@@ -59,6 +59,8 @@ final class AsyncBalancedExchange {
   private @Nullable Set<Target> tried;
   private @Nullable List<IOException> failures;
   private @Nullable NoTargetAvailableException noTarget;
+  private @Nullable String retryReason; // why the next attempt is made (fairway.retries' reason)
+  private long pickStartNanos; // when the latest pick began, by the meters' clock: a no_target timing starts here
   private int attempts;
   private int rounds;
 
@@ -83,9 +85,11 @@ final class AsyncBalancedExchange {
     }
     route.budget.deposit();
     Pick first;
+    long start = route.meters.startNanos();
     try {
       first = route.loadBalancer.pick(null, null);
     } catch (NoTargetAvailableException e) {
+      route.meters.noTarget(start);
       caller.failed(e);
       return;
     }
@@ -99,11 +103,13 @@ final class AsyncBalancedExchange {
       return;
     }
     if (!route.budget.tryWithdraw()) {
+      route.meters.budgetExhausted();
       giveUp();
       return;
     }
+    pickStartNanos = route.meters.startNanos();
     try {
-      send(route.loadBalancer.pick(null, tried));
+      send(retried(route.loadBalancer.pick(null, tried)));
       return;
     } catch (NoTargetAvailableException e) {
       noTarget = e;
@@ -111,6 +117,7 @@ final class AsyncBalancedExchange {
     Set<Target> all = tried;
     if (all == null || !RetryRule.everyTargetTried(route.loadBalancer.status(), all)) {
       route.budget.refund();
+      route.meters.noTarget(pickStartNanos);
       giveUp();
       return;
     }
@@ -129,12 +136,22 @@ final class AsyncBalancedExchange {
     try {
       Pick pick = route.loadBalancer.pick(null, null);
       noTarget = null;
-      send(pick);
+      send(retried(pick));
     } catch (NoTargetAvailableException e) {
       noTarget = e;
       route.budget.refund();
+      route.meters.noTarget(pickStartNanos); // timed with the backoff, as the classic exchange's
       giveUp();
     }
+  }
+
+  /** {@code pick}, the next attempt's after a retry was decided: counted by its reason. */
+  private Pick retried(Pick pick) {
+    String reason = retryReason;
+    if (reason != null) {
+      route.meters.retry(reason);
+    }
+    return pick;
   }
 
   private void send(Pick pick) {
@@ -199,8 +216,9 @@ final class AsyncBalancedExchange {
         throws HttpException, IOException {
       Header report = response.getFirstHeader(LoadReportHeader.NAME);
       attempt.responded(response.getCode(), report == null ? null : report.getValue());
-      String retryReason = handler.retries.onResponse(response.getCode(), resendable, attempts);
-      if (retryReason != null && !cancelled.getAsBoolean()) {
+      String reason = handler.retries.onResponse(response.getCode(), resendable, attempts);
+      if (reason != null && !cancelled.getAsBoolean()) {
+        retryReason = reason;
         Pick next = pickUntried();
         if (next != null) {
           attempt.complete(null); // reports the failure status now, before the next attempt is sent
@@ -222,12 +240,15 @@ final class AsyncBalancedExchange {
       Set<Target> exclude = tried(attempt.target());
       tried = exclude;
       if (!route.budget.tryWithdraw()) {
+        route.meters.budgetExhausted();
         return null;
       }
+      long start = route.meters.startNanos();
       try {
-        return route.loadBalancer.pick(null, exclude);
+        return retried(route.loadBalancer.pick(null, exclude));
       } catch (NoTargetAvailableException e) {
         route.budget.refund();
+        route.meters.noTarget(start);
         return null;
       }
     }
@@ -267,11 +288,10 @@ final class AsyncBalancedExchange {
         return;
       }
       if (cancelled.getAsBoolean() || Failures.isInterruption(failure)) {
-        attempt.release(); // the caller's doing, not the target's
+        attempt.cancel(); // the caller's doing, not the target's
         caller.failed(cause);
         return;
       }
-      String retryReason;
       if (failure instanceof ConnectionRequestTimeoutException) {
         attempt.release(); // the client's own pool had no connection in time: not the target's doing
         retryReason = null;

@@ -2,16 +2,17 @@ package dev.fairway.lb.hc5;
 
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
-import dev.fairway.lb.internal.FailureStatusException;
-import dev.fairway.lb.internal.Failures;
+import dev.fairway.lb.internal.AttemptOutcome;
+import dev.fairway.lb.internal.CallMeters;
 import dev.fairway.lb.internal.OutcomeRule;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One attempt of an exchange (classic or async) on one target: its {@link Pick}. The only place where an attempt's
- * pick is completed; the first completion wins and later ones do nothing, so the exchange loop, the
+ * One attempt of an exchange (classic or async) on one target: its {@link Pick} and the start of
+ * its {@code fairway.requests} timing. The only place where an attempt's pick is completed and its
+ * timing recorded; the first completion wins and later ones do nothing, so the exchange loop, the
  * tracked entity and the leak safety net may all try. Completion is thread-safe.
  */
 final class Attempt implements Runnable {
@@ -21,6 +22,8 @@ final class Attempt implements Runnable {
   private final Pick pick;
   private final ServiceRoute route;
   private final BooleanSupplier cancelled; // true once the caller cancelled the request (its exchange's abort)
+  private final CallMeters.TargetTimers timers;
+  private final long startNanos;
   /** {@link OutcomeRule#SUCCESS} (0), or the status that makes this attempt a failure; set before the response is handed on. */
   private int failureStatus;
   @SuppressWarnings("UnusedVariable") // read and written through DONE, which Error Prone does not see
@@ -30,6 +33,8 @@ final class Attempt implements Runnable {
     this.pick = pick;
     this.route = route;
     this.cancelled = cancelled;
+    this.timers = route.meters.timers(pick.target());
+    this.startNanos = route.meters.startNanos();
   }
 
   Target target() {
@@ -47,26 +52,31 @@ final class Attempt implements Runnable {
   }
 
   /**
-   * Completes the attempt: released if the request was aborted or {@code failure} is an interrupt
-   * (the caller stopped waiting, which says nothing about the target), else a failure when {@code
-   * failure} is not null or the status was a failure, else a success.
+   * Completes the attempt by lb-core's {@link AttemptOutcome}: released if the request was aborted
+   * or {@code failure} is an interrupt (the caller stopped waiting, which says nothing about the
+   * target), else a failure when {@code failure} is not null or the status was a failure, else a
+   * success.
    */
   void complete(@Nullable Throwable failure) {
     if (!DONE.compareAndSet(this, 0, 1)) {
       return;
     }
-    if (cancelled.getAsBoolean() || (failure != null && Failures.isInterruption(failure))) {
+    route.meters.attempt(timers, AttemptOutcome.complete(pick, cancelled.getAsBoolean(), failure, failureStatus),
+        startNanos);
+  }
+
+  /** The caller stopped waiting (an abort, an interrupt): frees the slot, charges no target, times the attempt as cancelled. */
+  void cancel() {
+    if (DONE.compareAndSet(this, 0, 1)) {
       pick.release();
-    } else if (failure != null) {
-      pick.failure(failure);
-    } else if (failureStatus != OutcomeRule.SUCCESS) {
-      pick.failure(new FailureStatusException(failureStatus, pick.target().id()));
-    } else {
-      pick.success();
+      route.meters.attempt(timers, CallMeters.Outcome.CANCELLED, startNanos);
     }
   }
 
-  /** Frees the slot only: the caller stopped waiting, or something not the target's doing ended the attempt. */
+  /**
+   * Frees the slot and records nothing: something neither the target's nor the caller's doing
+   * ended the attempt (a bug below, the client's own pool without a connection in time).
+   */
   void release() {
     if (DONE.compareAndSet(this, 0, 1)) {
       pick.release();

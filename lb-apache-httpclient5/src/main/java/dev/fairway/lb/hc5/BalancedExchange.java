@@ -57,6 +57,7 @@ final class BalancedExchange {
   private @Nullable ClassicHttpResponse previous; // a retryable-status response, returned if no further attempt is made
   private @Nullable List<IOException> failures; // every attempt's failure, oldest first; the last is thrown
   private @Nullable NoTargetAvailableException noTarget;
+  private @Nullable String retryReason; // why the next attempt is made (fairway.retries' reason)
   private int attempts;
   private int rounds; // backoff rounds over every target
 
@@ -103,9 +104,17 @@ final class BalancedExchange {
   /** The next attempt's pick, or null when no further attempt may be made. */
   private @Nullable Pick nextPick() throws IOException {
     if (attempts > 0 && !route.budget.tryWithdraw()) {
+      route.meters.budgetExhausted();
       return null;
     }
-    return pickOrWait();
+    long start = route.meters.startNanos();
+    Pick pick = pickOrWait();
+    if (pick == null) {
+      route.meters.noTarget(start);
+    } else if (attempts > 0 && retryReason != null) { // set whenever a retry was decided
+      route.meters.retry(retryReason);
+    }
+    return pick;
   }
 
   /**
@@ -138,7 +147,6 @@ final class BalancedExchange {
     attempts++;
     closePrevious(); // its attempt is complete; its connection goes back before this attempt leases one
     ClassicHttpResponse response;
-    String retryReason;
     try {
       response = chain.proceed(rewrite(attempt.target()), scopeFor(attempt.target()));
       attempt.responded(response.getCode(), headerValue(response, LoadReportHeader.NAME));
@@ -183,7 +191,7 @@ final class BalancedExchange {
       return;
     }
     if (attempt != null) {
-      attempt.release();
+      attempt.cancel();
     }
     if (abortedNow) {
       throw failure != null ? failure : new RequestFailedException("Request aborted");

@@ -1,10 +1,9 @@
 package dev.fairway.lb.hc5;
 
 import dev.fairway.lb.LoadBalancer;
-import dev.fairway.lb.LoadBalancerListener;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.AttemptBudget;
-import dev.fairway.lb.internal.LoadReportMeters;
+import dev.fairway.lb.internal.CallMeters;
 import dev.fairway.lb.internal.OutcomeRule;
 import java.net.ConnectException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -14,10 +13,10 @@ import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.net.URIAuthority;
 
 /**
- * One logical host: its balancer, its retry budget, its {@link OutcomeRule}, and how an attempt's
- * route and authority are made from a target (the same for the classic and the async client). Holds the service's
- * {@code fairway.load.reports} counters ({@link LoadReportMeters}) until the balancer closes.
- * Immutable after construction; thread-safe.
+ * One logical host: its balancer, its retry budget, its call meters (lb-core's {@link CallMeters},
+ * which hold the service's {@code fairway.load.reports} counters and listen to the balancer
+ * themselves), its {@link OutcomeRule}, and how an attempt's route and authority are made from a
+ * target (the same for the classic and the async client). Immutable after construction; thread-safe.
  */
 final class ServiceRoute {
   private static final System.Logger LOG = System.getLogger(FairwayHttpClient5.class.getName());
@@ -25,6 +24,7 @@ final class ServiceRoute {
   final String host;
   final LoadBalancer loadBalancer;
   final AttemptBudget budget;
+  final CallMeters meters;
   final OutcomeRule outcomes;
   private final AtomicBoolean leakLogged = new AtomicBoolean();
 
@@ -33,14 +33,8 @@ final class ServiceRoute {
     this.host = host;
     this.loadBalancer = loadBalancer;
     this.budget = new AttemptBudget(percentCanRetry, minRetriesPerSecond, ticker);
-    LoadReportMeters reports = LoadReportMeters.acquire(loadBalancer.meterRegistry().orElse(null), loadBalancer.service());
-    this.outcomes = new OutcomeRule(failureStatusCodes, reports);
-    loadBalancer.addListener(new LoadBalancerListener() {
-      @Override
-      public void closed() {
-        reports.release();
-      }
-    });
+    this.meters = CallMeters.of(loadBalancer);
+    this.outcomes = new OutcomeRule(failureStatusCodes, meters.loadReports());
   }
 
   /**
@@ -71,12 +65,13 @@ final class ServiceRoute {
     return new URIAuthority(target.host(), target.port());
   }
 
-  /** A response entity became unreachable unclosed and its slot was freed: logged once per service. */
+  /** A response entity became unreachable unclosed and its slot was freed: counted, and logged once per service. */
   void leaked(Target target) {
+    meters.leaked();
     if (leakLogged.compareAndSet(false, true)) {
       LOG.log(System.Logger.Level.WARNING, "A response from " + host + " (target " + target.id() + ") was leaked. "
           + "Did you forget to close a response or consume its entity? Its in-flight slot on the target was held "
-          + "until now (logged once per service)");
+          + "until now; fairway.leaked.responses counts every such response (this message is logged once per service)");
     }
   }
 }

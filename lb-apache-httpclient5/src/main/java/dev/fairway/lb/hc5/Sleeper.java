@@ -1,9 +1,8 @@
 package dev.fairway.lb.hc5;
 
+import dev.fairway.lb.internal.CancellableWait;
 import java.io.IOException;
 import java.io.InterruptedIOException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import org.apache.hc.client5.http.classic.ExecRuntime;
 import org.apache.hc.client5.http.impl.classic.RequestFailedException;
 
@@ -13,20 +12,9 @@ import org.apache.hc.client5.http.impl.classic.RequestFailedException;
  * seam for tests, which record the waits instead.
  */
 interface Sleeper {
-  /** Parks in slices of at most 10 ms, checking for an abort and an interrupt. */
+  /** lb-core's {@link CancellableWait}: parks in slices of at most 10 ms, checking for an abort and an interrupt. */
   Sleeper ABORTABLE = (millis, runtime) -> {
-    long slice = TimeUnit.MILLISECONDS.toNanos(10);
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-    for (long left = deadline - System.nanoTime(); left > 0; left = deadline - System.nanoTime()) {
-      if (runtime.isExecutionAborted()) {
-        throw new RequestFailedException("Request aborted");
-      }
-      LockSupport.parkNanos(Math.min(left, slice));
-      if (Thread.currentThread().isInterrupted()) {
-        throw new InterruptedIOException("interrupted during retry backoff");
-      }
-    }
-    if (runtime.isExecutionAborted()) {
+    if (!CancellableWait.await(millis, runtime::isExecutionAborted)) {
       throw new RequestFailedException("Request aborted");
     }
   };

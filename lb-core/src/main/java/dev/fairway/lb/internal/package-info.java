@@ -1,8 +1,10 @@
 /**
  * Helpers that Fairway's own modules share: failure classification, the rule that turns an HTTP
  * response into its pick's outcome ({@code OutcomeRule}) with the load-report meters it counts into,
- * the retry rules ({@code RetryRule}) and retry budget ({@code AttemptBudget}) every HTTP client
- * integration uses, list comparison, argument messages and the builders' set-once rule.
+ * the retry rules ({@code RetryRule}), retry budget ({@code AttemptBudget}) and call meters
+ * ({@code CallMeters}, with {@code AttemptOutcome}, the rule that completes an attempt's pick)
+ * every HTTP client integration uses, the backoff wait a cancel ends
+ * ({@code CancellableWait}), list comparison, argument messages and the builders' set-once rule.
  *
  * <p><b>Not public API.</b> Like {@code okhttp3.internal}, this package may change or disappear in
  * any release without notice; code outside Fairway must not use it.

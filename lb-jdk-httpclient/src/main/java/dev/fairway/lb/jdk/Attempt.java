@@ -3,16 +3,17 @@ package dev.fairway.lb.jdk;
 import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
-import dev.fairway.lb.internal.FailureStatusException;
-import dev.fairway.lb.internal.Failures;
+import dev.fairway.lb.internal.AttemptOutcome;
+import dev.fairway.lb.internal.CallMeters;
 import dev.fairway.lb.internal.OutcomeRule;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One attempt of a call on one target: its {@link Pick}, and the only place where that pick is
- * completed. The first completion wins and later ones do nothing, so the call's loop, the tracked
- * body subscriber and a cancel may all try. Completion is thread-safe.
+ * One attempt of a call on one target: its {@link Pick} and the start of its {@code
+ * fairway.requests} timing. The only place where that pick is completed and its timing recorded.
+ * The first completion wins and later ones do nothing, so the call's loop, the tracked body
+ * subscriber and a cancel may all try. Completion is thread-safe.
  */
 final class Attempt {
   private static final AtomicIntegerFieldUpdater<Attempt> DONE =
@@ -20,6 +21,8 @@ final class Attempt {
 
   private final Pick pick;
   private final BalancedExchange<?> exchange;
+  private final CallMeters.TargetTimers timers;
+  private final long startNanos;
   /** This attempt's number in its call, 1 for the first. */
   final int number;
   /** {@link OutcomeRule#SUCCESS}, or the status that makes this attempt a failure; set when the headers arrive. */
@@ -36,6 +39,9 @@ final class Attempt {
     this.pick = pick;
     this.exchange = exchange;
     this.number = number;
+    CallMeters meters = exchange.route.meters;
+    this.timers = meters.timers(pick.target());
+    this.startNanos = meters.startNanos();
   }
 
   Target target() {
@@ -53,38 +59,32 @@ final class Attempt {
   }
 
   /**
-   * Completes the attempt: released if the caller cancelled the call, or {@code failure} is the
-   * caller's ({@link #isCallers}); else a failure when {@code failure} is not null or the status was
-   * a failure; else a success.
+   * Completes the attempt by lb-core's {@link AttemptOutcome}: released if the caller cancelled the
+   * call or {@code failure} is an interrupt (the caller's reasons, which say nothing about the
+   * target); else a failure when {@code failure} is not null or the status was a failure; else a
+   * success. The request's own timeout is the target's failure (see {@link FairwayHttpClient}): it
+   * is the JDK client's only read timeout.
    */
   void complete(@Nullable Throwable failure) {
     if (!DONE.compareAndSet(this, 0, 1)) {
       return;
     }
-    if (exchange.isCancelled() || (failure != null && isCallers(failure))) {
+    CallMeters.Outcome outcome = AttemptOutcome.complete(pick, exchange.isCancelled(), failure, failureStatus);
+    exchange.route.meters.attempt(timers, outcome, startNanos);
+  }
+
+  /** The caller cancelled or was interrupted: frees the slot, charges no target, times the attempt as cancelled. */
+  void cancel() {
+    if (DONE.compareAndSet(this, 0, 1)) {
       pick.release();
-    } else if (failure != null) {
-      pick.failure(failure);
-    } else if (failureStatus != OutcomeRule.SUCCESS) {
-      pick.failure(new FailureStatusException(failureStatus, pick.target().id()));
-    } else {
-      pick.success();
+      exchange.route.meters.attempt(timers, CallMeters.Outcome.CANCELLED, startNanos);
     }
   }
 
-  /** Frees the slot and records nothing: the caller cancelled, or a bug outside the target threw. */
+  /** Frees the slot and records nothing: a bug outside the target threw (the caller's handler, say). */
   void release() {
     if (DONE.compareAndSet(this, 0, 1)) {
       pick.release();
     }
-  }
-
-  /**
-   * True if {@code failure} ended the attempt for the caller's reasons, which say nothing about
-   * the target: an interrupt. The request's own timeout is the target's failure (see {@link
-   * FairwayHttpClient}): it is the JDK client's only read timeout.
-   */
-  static boolean isCallers(Throwable failure) {
-    return Failures.isInterruption(failure);
   }
 }

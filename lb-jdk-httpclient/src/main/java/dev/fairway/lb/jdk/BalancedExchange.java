@@ -52,6 +52,8 @@ final class BalancedExchange<T> {
   private int attempts;
   private int rounds; // backoff rounds over every target
   private boolean backoffDue; // set by nextPick when every target was tried: wait, then pickAfterBackoff
+  private @Nullable String retryReason; // why the next attempt is made (fairway.retries' reason)
+  private long pickStartNanos; // when the latest pick began, by the meters' clock: a no_target timing starts here
 
   // The caller's cancel (sendAsync) or interrupt (send) and what it must stop; see cancel().
   private volatile boolean cancelled;
@@ -99,7 +101,7 @@ final class BalancedExchange<T> {
         response = client.delegate.send(routed(attempt), new AttemptHandler<>(handler, attempt, this));
       } catch (InterruptedException e) {
         cancelled = true; // the JDK's send cancelled the exchange; whatever completes the attempt now releases it
-        attempt.release();
+        attempt.cancel();
         throw e;
       } catch (IOException e) {
         if (!failed(attempt, e)) {
@@ -184,14 +186,17 @@ final class BalancedExchange<T> {
     currentFuture = sent;
     if (cancelled) { // the caller cancelled while this attempt was being made: cancel() may have missed it
       sent.cancel(true);
-      attempt.release();
+      attempt.cancel();
       return;
     }
     sent.whenComplete((response, thrown) -> {
       if (thrown != null) {
         Throwable cause = unwrap(thrown);
-        if (cancelled || !(cause instanceof IOException io)) {
-          attempt.release();
+        if (cancelled) {
+          attempt.cancel();
+          result.completeExceptionally(cause);
+        } else if (!(cause instanceof IOException io)) {
+          attempt.release(); // a bug or the caller's handler, not the target's fault
           result.completeExceptionally(cause);
         } else if (failed(attempt, io)) {
           next(result);
@@ -215,7 +220,7 @@ final class BalancedExchange<T> {
     }
     Attempt a = current;
     if (a != null) {
-      a.release();
+      a.cancel();
     }
   }
 
@@ -243,16 +248,29 @@ final class BalancedExchange<T> {
   private @Nullable Pick nextPick() throws IOException {
     backoffDue = false;
     if (attempts > 0 && !route.budget.tryWithdraw()) {
+      route.meters.budgetExhausted();
       return null;
     }
+    pickStartNanos = route.meters.startNanos();
     try {
-      return route.loadBalancer.pick(null, tried);
+      return picked(route.loadBalancer.pick(null, tried));
     } catch (NoTargetAvailableException e) {
       noTarget = e;
     }
     // Ejected, closed, at capacity: waiting would not bring back an untried target.
     backoffDue = tried != null && RetryRule.everyTargetTried(route.loadBalancer.status(), tried);
+    if (!backoffDue) {
+      route.meters.noTarget(pickStartNanos);
+    }
     return null;
+  }
+
+  /** {@code pick}, counted as a retry (by its reason) when it is not the call's first. */
+  private Pick picked(Pick pick) {
+    if (attempts > 0 && retryReason != null) { // set whenever a retry was decided
+      route.meters.retry(retryReason);
+    }
+    return pick;
   }
 
   /** A pick among every target again, after the backoff of a call that tried them all; null if none. */
@@ -263,9 +281,10 @@ final class BalancedExchange<T> {
     try {
       Pick pick = route.loadBalancer.pick(null, null);
       noTarget = null;
-      return pick;
+      return picked(pick);
     } catch (NoTargetAvailableException e) {
       noTarget = e;
+      route.meters.noTarget(pickStartNanos); // timed with the backoff, as lb-okhttp's
       return null;
     }
   }
@@ -300,7 +319,8 @@ final class BalancedExchange<T> {
     // request goes to another target with the same timeout (the JDK has no read timeout, so this
     // is how a target that never answers is left for another).
 
-    if (client.retries.onIOException(e, resendable, attempt.number) == null) {
+    retryReason = client.retries.onIOException(e, resendable, attempt.number);
+    if (retryReason == null) {
       return false;
     }
     tried = tried(attempt.target());
@@ -317,6 +337,7 @@ final class BalancedExchange<T> {
       return true;
     }
     attempt.complete(null); // reports the failure status now, before the next pick
+    retryReason = client.retries.onResponse(response.statusCode(), resendable, attempt.number);
     previous = response;
     previousBody = retained;
     tried = tried(attempt.target());

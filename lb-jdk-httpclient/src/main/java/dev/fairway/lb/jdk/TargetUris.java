@@ -62,6 +62,7 @@ final class TargetUris {
       this.authority = h + ":" + port;
     }
 
+    @SuppressWarnings("ReferenceEquality") // identity first: the caller's same URI is the common case; equals follows
     URI routed(URI logical) throws URISyntaxException {
       Routed l = last;
       if (l != null && (l.logical == logical || l.logical.equals(logical))) {

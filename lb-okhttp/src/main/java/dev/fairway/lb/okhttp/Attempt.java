@@ -3,7 +3,8 @@ package dev.fairway.lb.okhttp;
 import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
-import dev.fairway.lb.internal.FailureStatusException;
+import dev.fairway.lb.internal.AttemptOutcome;
+import dev.fairway.lb.internal.CallMeters;
 import dev.fairway.lb.internal.Failures;
 import dev.fairway.lb.internal.OutcomeRule;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -23,7 +24,7 @@ final class Attempt implements Runnable {
   private final Pick pick;
   private final Call call;
   private final ServiceRoute route;
-  private final CallMetrics.TargetTimers timers;
+  private final CallMeters.TargetTimers timers;
   private final long startNanos;
   /**
    * When the attempt was sent, by the service's hedging clock; 0 on a route without hedging. The one
@@ -40,8 +41,8 @@ final class Attempt implements Runnable {
     this.pick = pick;
     this.call = call;
     this.route = route;
-    this.timers = route.metrics.timers(pick.target());
-    this.startNanos = route.metrics.startNanos();
+    this.timers = route.meters.timers(pick.target());
+    this.startNanos = route.meters.startNanos();
     ServiceHedging hedging = route.hedging;
     this.sentNanos = hedging == null ? 0 : hedging.nowNanos();
   }
@@ -71,7 +72,7 @@ final class Attempt implements Runnable {
   }
 
   /**
-   * Completes the attempt: released if the call was cancelled or {@code failure} is an interrupt
+   * Completes the attempt by lb-core's {@link AttemptOutcome}: released if the call was cancelled or {@code failure} is an interrupt
    * ({@link Failures#isInterruption}: the caller stopped waiting, which says nothing about the
    * target), else a failure when {@code failure} is not null or the status was a failure, else a
    * success.
@@ -80,21 +81,7 @@ final class Attempt implements Runnable {
     if (!DONE.compareAndSet(this, 0, 1)) {
       return;
     }
-    CallMetrics.Outcome outcome;
-    if (call.isCanceled() || (failure != null && Failures.isInterruption(failure))) {
-      pick.release();
-      outcome = CallMetrics.Outcome.CANCELLED;
-    } else if (failure != null) {
-      pick.failure(failure);
-      outcome = CallMetrics.Outcome.FAILURE;
-    } else if (failureStatus != OutcomeRule.SUCCESS) {
-      pick.failure(new FailureStatusException(failureStatus, pick.target().id()));
-      outcome = CallMetrics.Outcome.FAILURE;
-    } else {
-      pick.success();
-      outcome = CallMetrics.Outcome.SUCCESS;
-    }
-    route.metrics.attempt(timers, outcome, startNanos);
+    route.meters.attempt(timers, AttemptOutcome.complete(pick, call.isCanceled(), failure, failureStatus), startNanos);
   }
 
   /**
@@ -106,7 +93,7 @@ final class Attempt implements Runnable {
   void superseded(boolean answered) {
     if (DONE.compareAndSet(this, 0, 1)) {
       // Timed before the slot is freed: whoever sees the target idle also sees this attempt counted.
-      route.metrics.attempt(timers, CallMetrics.Outcome.CANCELLED, startNanos);
+      route.meters.attempt(timers, CallMeters.Outcome.CANCELLED, startNanos);
       ServiceHedging hedging = route.hedging;
       if (!answered && hedging != null && hedging.holdsLosers()) {
         // its server most likely still works on it: the slot stays held (HeldLosers)

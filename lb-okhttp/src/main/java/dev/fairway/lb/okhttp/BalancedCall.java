@@ -88,15 +88,15 @@ final class BalancedCall {
   /** The next attempt's pick, or null when no further attempt may be made. */
   private @Nullable Pick nextPick() throws IOException {
     if (attempts > 0 && !route.budget.tryWithdraw()) {
-      route.metrics.budgetExhausted();
+      route.meters.budgetExhausted();
       return null;
     }
-    long start = route.metrics.startNanos();
+    long start = route.meters.startNanos();
     Pick pick = pickOrWait();
     if (pick == null) {
-      route.metrics.noTarget(start);
+      route.meters.noTarget(start);
     } else if (attempts > 0 && retryReason != null) { // set whenever a retry was decided
-      route.metrics.retry(retryReason);
+      route.meters.retry(retryReason);
     }
     return pick;
   }

@@ -4,6 +4,7 @@ import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.LoadBalancerListener;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.AttemptBudget;
+import dev.fairway.lb.internal.CallMeters;
 import dev.fairway.lb.internal.OutcomeRule;
 import java.util.concurrent.atomic.AtomicBoolean;
 import okhttp3.HttpUrl;
@@ -19,7 +20,9 @@ final class ServiceRoute implements LoadBalancerListener {
   final String host;
   final LoadBalancer loadBalancer;
   final AttemptBudget budget;
+  /** The service's hedging meters; {@link #meters} are the call meters every client integration shares. */
   final CallMetrics metrics;
+  final CallMeters meters;
   /** How a response becomes its attempt's outcome: the interceptor's failure codes, this service's report meters. */
   final OutcomeRule outcomes;
   final TargetUrls urls = new TargetUrls();
@@ -29,10 +32,11 @@ final class ServiceRoute implements LoadBalancerListener {
   ServiceRoute(String host, LoadBalancer loadBalancer, AttemptBudget budget, CallMetrics metrics,
       @Nullable Hedger hedger, int[] failureStatusCodes) {
     this.host = host;
-    this.outcomes = new OutcomeRule(failureStatusCodes, metrics.loadReports());
+    this.outcomes = new OutcomeRule(failureStatusCodes, metrics.calls.loadReports());
     this.loadBalancer = loadBalancer;
     this.budget = budget;
     this.metrics = metrics;
+    this.meters = metrics.calls; // a listener of the balancer itself
     this.hedging = hedger == null ? null : hedger.forService(host, loadBalancer, metrics, budget);
     if (hedging != null) {
       metrics.hedging(hedging);
@@ -43,7 +47,6 @@ final class ServiceRoute implements LoadBalancerListener {
   @Override
   public void targetRemoved(Target target) {
     urls.forget(target);
-    metrics.targetRemoved(target);
     if (hedging != null) {
       hedging.targetRemoved(target);
     }
@@ -71,7 +74,7 @@ final class ServiceRoute implements LoadBalancerListener {
 
   /** Counts a leaked response body; logs the first one, as OkHttp logs its first leaked connection. */
   void leaked(HttpUrl url, Target target) {
-    metrics.leaked();
+    meters.leaked();
     if (leakLogged.compareAndSet(false, true)) {
       LOG.log(System.Logger.Level.WARNING, "A response to " + url + " (target " + target.id() + ") was leaked. "
           + "Did you forget to close a response body? Its in-flight slot on the target was held until now; "

@@ -1,9 +1,8 @@
 package dev.fairway.lb.okhttp;
 
+import dev.fairway.lb.internal.CancellableWait;
 import java.io.IOException;
 import java.io.InterruptedIOException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import okhttp3.Call;
 
 /**
@@ -12,21 +11,12 @@ import okhttp3.Call;
  * interrupt it. A seam for tests, which record the waits instead.
  */
 interface Sleeper {
-  /** Parks in slices of at most 10 ms, checking for cancellation (OkHttp's call timeout cancels too) and interruption. */
+  /**
+   * lb-core's {@link CancellableWait}: parks in slices of at most 10 ms, checking for cancellation
+   * (OkHttp's call timeout cancels too) and interruption.
+   */
   Sleeper CANCELLABLE = (millis, call) -> {
-    long slice = TimeUnit.MILLISECONDS.toNanos(10);
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-    for (long left = deadline - System.nanoTime(); left > 0; left = deadline - System.nanoTime()) {
-      if (call.isCanceled()) {
-        throw new IOException("Canceled");
-      }
-      LockSupport.parkNanos(Math.min(left, slice));
-      if (Thread.interrupted()) {
-        Thread.currentThread().interrupt();
-        throw new InterruptedIOException("interrupted during retry backoff");
-      }
-    }
-    if (call.isCanceled()) {
+    if (!CancellableWait.await(millis, call::isCanceled)) {
       throw new IOException("Canceled");
     }
   };

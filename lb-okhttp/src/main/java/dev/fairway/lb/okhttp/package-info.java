@@ -35,7 +35,8 @@
  *       is a {@code RaceLeg} (a tagged clone of the caller's call, its attempt and its outcome).
  *       {@code HedgeTimer} (one thread for the JVM) fires races, each a {@code TimerNode}, so arming
  *       allocates nothing.
- *   <li>{@code CallMetrics}: the {@code fairway.*} meters of calls, retries and hedges, a no-op
+ *   <li>{@code CallMetrics}: the hedging meters, beside lb-core's {@code CallMeters} (calls,
+ *       retries, the budget, leaked bodies: the same in every client integration); both no-ops
  *       without a registry. {@code TargetUrls}: each target's canonical base URL.
  *       {@code AffinityKeys}: the parsing behind {@code AffinityKey}.
  * </ul>
