@@ -1,6 +1,6 @@
 package dev.fairway.lb.okhttp;
 
-import static dev.fairway.lb.okhttp.Eventually.eventually;
+import static dev.fairway.lb.testing.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fairway.lb.LoadBalancer;

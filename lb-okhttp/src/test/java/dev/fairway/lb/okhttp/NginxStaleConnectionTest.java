@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.testing.Nginx;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Proxy;

@@ -1,4 +1,4 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb.testing;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -22,19 +22,19 @@ import org.junit.jupiter.api.Assumptions;
  * method; idle keep-alive connections are closed after {@code keepalive_timeout 1s}, as a default
  * nginx in front of a service does (75 s there). {@link #close()} stops it by its pid.
  */
-final class Nginx implements AutoCloseable {
-  static final Path BINARY = Path.of("/usr/sbin/nginx");
+public final class Nginx implements AutoCloseable {
+  public static final Path BINARY = Path.of("/usr/sbin/nginx");
 
   private final Path dir;
   private final Path conf;
   private final Process master;
-  final List<Integer> ports;
+  public final List<Integer> ports;
 
   /**
    * Skips the calling test when nginx is not installed, with how to install it; on CI ({@code
    * CI=true}) fails instead, so a missing package cannot pass unnoticed.
    */
-  static void requireInstalled() {
+  public static void requireInstalled() {
     if (Files.isExecutable(BINARY)) {
       return;
     }
@@ -45,7 +45,7 @@ final class Nginx implements AutoCloseable {
     Assumptions.abort(message);
   }
 
-  static Nginx start(int portCount) throws IOException, InterruptedException {
+  public static Nginx start(int portCount) throws IOException, InterruptedException {
     Path dir = Files.createTempDirectory("fairway-nginx");
     List<Integer> ports = new ArrayList<>();
     for (int i = 0; i < portCount; i++) {
