@@ -188,6 +188,7 @@ final class AsyncBalancedExchange {
     private final Attempt attempt;
     private @Nullable Pick retryOn; // set when a retryable status is discarded: the next attempt's pick
     private boolean delivered; // the response went to the caller: no retry any more
+    private boolean ended; // completed or failed was seen: a second signal (a chain that both threw and called back) is ignored
 
     AttemptCallback(Attempt attempt) {
       this.attempt = attempt;
@@ -238,6 +239,10 @@ final class AsyncBalancedExchange {
 
     @Override
     public void completed() {
+      if (ended) {
+        return;
+      }
+      ended = true;
       Pick next = retryOn;
       if (next == null) {
         attempt.complete(null);
@@ -250,6 +255,10 @@ final class AsyncBalancedExchange {
 
     @Override
     public void failed(Exception cause) {
+      if (ended) {
+        return;
+      }
+      ended = true;
       IOException failure = cause instanceof IOException io ? io : new ClientProtocolException(cause.getMessage(), cause);
       Pick next = retryOn;
       if (next != null) { // the discarded body of a retried status failed: that attempt is complete already

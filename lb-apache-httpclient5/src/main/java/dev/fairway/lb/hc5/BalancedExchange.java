@@ -244,11 +244,20 @@ final class BalancedExchange {
     return last;
   }
 
-  private void closePrevious() throws IOException {
+  /**
+   * Closes the response kept from a retried status, whose attempt is complete: its connection goes
+   * back (or is closed). A failure to close it ends nothing: it must not keep the next attempt's
+   * pick from being completed.
+   */
+  private void closePrevious() {
     ClassicHttpResponse kept = previous;
     previous = null;
     if (kept != null) {
-      kept.close();
+      try {
+        kept.close();
+      } catch (IOException e) {
+        // The connection is discarded either way; the exchange goes on.
+      }
     }
   }
 

@@ -133,6 +133,36 @@ class AsyncClientTest {
   }
 
   @Test
+  void aResetAfterTheSend_getMovesToAnotherTarget_postIsNeverSentTwice() throws Exception {
+    FaultServer reset = closer.add(FaultServer.start(FaultServer.Behaviour.RESET_BEFORE_RESPONSE));
+    FaultServer healthy = closer.add(FaultServer.start(FaultServer.Behaviour.HEALTHY));
+    LoadBalancer lb = balancer(PassiveHealth.disabled(), reset.port(), healthy.port());
+    CloseableHttpAsyncClient client = client(FairwayHttpClient5.builder().service("orders", lb).build());
+
+    for (int i = 0; i < 4; i++) {
+      assertThat(await(client.execute(get("http://orders/work", "get-" + i), null)).getCode()).isEqualTo(200);
+    }
+    int postFailures = 0;
+    for (int i = 0; i < 4; i++) {
+      try {
+        assertThat(await(client.execute(post("post-" + i), null)).getCode()).isEqualTo(200);
+      } catch (ExecutionException e) {
+        postFailures++;
+        assertThat(reset.received("post-" + i)).as("a failed POST reached the reset target").isEqualTo(1);
+      }
+    }
+
+    assertThat(reset.receivedWithPrefix("get-")).as("GETs at the reset target").isPositive();
+    assertThat(reset.receivedWithPrefix("post-")).as("POSTs at the reset target").isPositive();
+    for (int i = 0; i < 4; i++) {
+      assertThat(healthy.received("get-" + i)).isEqualTo(1);
+      assertThat(reset.received("post-" + i) + healthy.received("post-" + i)).as("post-%d sent once", i).isEqualTo(1);
+    }
+    assertThat(postFailures).isEqualTo(reset.receivedWithPrefix("post-"));
+    eventually("no slot held", () -> Clients.inFlight(lb) == 0);
+  }
+
+  @Test
   void aCancelledFuture_releasesThePick_andChargesNoTarget() throws Exception {
     FaultServer silent = closer.add(FaultServer.start(FaultServer.Behaviour.HEADERS_NEVER_COME));
     LoadBalancer lb = balancer(PassiveHealth.defaults().withConsecutiveFailures(1), silent.port());

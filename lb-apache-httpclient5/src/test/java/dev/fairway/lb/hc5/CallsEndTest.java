@@ -10,9 +10,11 @@ import dev.fairway.lb.Strategy;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetState;
 import dev.fairway.lb.TargetStatus;
+import io.github.resilience4j.core.IntervalFunction;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.SocketTimeoutException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -21,7 +23,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
-import org.apache.hc.client5.http.impl.classic.CloseableHttpResponse;
+import org.apache.hc.client5.http.impl.classic.RequestFailedException;
+import org.apache.hc.core5.http.ClassicHttpResponse;
 import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.junit.jupiter.api.AfterEach;
@@ -74,7 +77,7 @@ class CallsEndTest {
   private Thread start(CloseableHttpClient client, HttpGet request, AtomicReference<Throwable> thrown,
       AtomicBoolean flagAfter) {
     Thread t = new Thread(() -> {
-      try (CloseableHttpResponse response = client.execute(request)) {
+      try (ClassicHttpResponse response = client.executeOpen(null, request, null)) {
         EntityUtils.consume(response.getEntity());
       } catch (Throwable e) {
         thrown.set(e);
@@ -97,7 +100,7 @@ class CallsEndTest {
     Thread.currentThread().interrupt();
     Throwable thrown = null;
     try {
-      client.execute(get("interrupted")).close();
+      client.executeOpen(null, get("interrupted"), null).close();
     } catch (Throwable t) {
       thrown = t;
     }
@@ -160,11 +163,33 @@ class CallsEndTest {
 
     // The classic API has no call timeout: a deadline is a timer that cancels the request.
     CompletableFuture.runAsync(request::cancel, CompletableFuture.delayedExecutor(300, TimeUnit.MILLISECONDS));
-    assertThatThrownBy(() -> client.execute(request).close())
+    assertThatThrownBy(() -> client.executeOpen(null, request, null).close())
         .isInstanceOf(IOException.class)
         .isNotInstanceOf(SocketTimeoutException.class); // ended by the deadline, not the 10 s response timeout
 
     assertThat(silent.total()).isEqualTo(1);
+    assertIdleAndHealthy(lb);
+  }
+
+  @Test
+  void abortedDuringTheBackoff_endsTheWait_andSendsNoFurtherAttempt() throws Exception {
+    FaultServer unavailable = closer.add(FaultServer.start(FaultServer.Behaviour.UNAVAILABLE));
+    LoadBalancer lb = closer.add(LoadBalancer.builder("orders").targets(Target.of("127.0.0.1", unavailable.port()))
+        .passiveHealth(PassiveHealth.disabled()).build());
+    // A 60 s backoff before the second round: only the abort can end this call within the test's 30 s.
+    CloseableHttpClient client = clients.client(FairwayHttpClient5.builder().service("orders", lb)
+        .backoff(IntervalFunction.of(Duration.ofSeconds(60))).build(), 2_000);
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    HttpGet request = get("backoff");
+
+    Thread caller = start(client, request, thrown, new AtomicBoolean());
+    eventually("the first attempt was answered", () -> unavailable.received("backoff") == 1);
+    request.cancel();
+    caller.join(10_000);
+
+    assertThat(caller.isAlive()).as("the caller still waits").isFalse();
+    assertThat(thrown.get()).isInstanceOf(RequestFailedException.class);
+    assertThat(unavailable.received("backoff")).isEqualTo(1);
     assertIdleAndHealthy(lb);
   }
 
@@ -176,7 +201,7 @@ class CallsEndTest {
     HttpGet request = get("cancelled");
     request.cancel();
 
-    assertThatThrownBy(() -> client.execute(request).close()).isInstanceOf(IOException.class);
+    assertThatThrownBy(() -> client.executeOpen(null, request, null).close()).isInstanceOf(IOException.class);
 
     assertThat(healthy.total()).isZero();
     assertIdleAndHealthy(lb);
@@ -191,7 +216,7 @@ class CallsEndTest {
         FairwayHttpClient5.builder().service("orders", lb).bufferBodiesUpTo(0).build(), 2_000);
     HttpGet request = get("slow-body");
 
-    CloseableHttpResponse response = client.execute(request);
+    ClassicHttpResponse response = client.executeOpen(null, request, null);
     assertThat(Clients.inFlight(lb)).isEqualTo(1);
     int first = response.getEntity().getContent().read();
     assertThat(first).isEqualTo(FaultServer.SLOW_BODY.charAt(0));
@@ -231,8 +256,8 @@ class CallsEndTest {
     FairwayHttpClient5 fairway = FairwayHttpClient5.builder().service("orders", lb).build();
     CloseableHttpClient client = clients.add(fairway.customize(Clients.builder(2_000, 1, 200)).build());
 
-    CloseableHttpResponse holding = client.execute(get("holding")); // its connection stays leased until closed
-    assertThatThrownBy(() -> client.execute(get("waiting")).close()).isInstanceOf(ConnectionRequestTimeoutException.class);
+    ClassicHttpResponse holding = client.executeOpen(null, get("holding"), null); // its connection stays leased until closed
+    assertThatThrownBy(() -> client.executeOpen(null, get("waiting"), null).close()).isInstanceOf(ConnectionRequestTimeoutException.class);
     assertThat(Clients.inFlight(lb)).isEqualTo(1);
     holding.close();
 

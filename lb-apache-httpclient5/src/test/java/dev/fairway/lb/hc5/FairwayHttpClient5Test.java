@@ -16,11 +16,15 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.apache.hc.client5.http.HttpHostConnectException;
 import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.classic.methods.HttpPost;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
-import org.apache.hc.client5.http.impl.classic.CloseableHttpResponse;
+import org.apache.hc.core5.http.ClassicHttpResponse;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.http.io.entity.StringEntity;
 import org.junit.jupiter.api.AfterEach;
@@ -165,7 +169,7 @@ class FairwayHttpClient5Test {
     LoadBalancer lb = balancer(new SimpleMeterRegistry(), big);
     CloseableHttpClient client = clients.client(FairwayHttpClient5.builder().service("orders", lb).build(), 2_000);
 
-    try (CloseableHttpResponse response = client.execute(get("http://orders/big", "big"))) {
+    try (ClassicHttpResponse response = client.executeOpen(null, get("http://orders/big", "big"), null)) {
       assertThat(Clients.inFlight(lb)).as("after the headers").isEqualTo(1);
       InputStream content = response.getEntity().getContent();
       byte[] head = content.readNBytes(10);
@@ -184,7 +188,7 @@ class FairwayHttpClient5Test {
     LoadBalancer lb = balancer(new SimpleMeterRegistry(), big);
     CloseableHttpClient client = clients.client(FairwayHttpClient5.builder().service("orders", lb).build(), 2_000);
 
-    CloseableHttpResponse response = client.execute(get("http://orders/big", "big"));
+    ClassicHttpResponse response = client.executeOpen(null, get("http://orders/big", "big"), null);
     assertThat(Clients.inFlight(lb)).isEqualTo(1);
     response.close();
     assertThat(Clients.inFlight(lb)).isZero();
@@ -194,7 +198,7 @@ class FairwayHttpClient5Test {
     assertThat(state(lb, big)).isEqualTo(TargetState.HEALTHY);
 
     // A second exchange on the same balancer proves the slot count did not go below zero.
-    try (CloseableHttpResponse again = client.execute(get("http://orders/big", "again"))) {
+    try (ClassicHttpResponse again = client.executeOpen(null, get("http://orders/big", "again"), null)) {
       assertThat(Clients.inFlight(lb)).isEqualTo(1);
       EntityUtils.consume(again.getEntity());
     }
@@ -215,6 +219,42 @@ class FairwayHttpClient5Test {
     Counter parsed = registry.find(LoadReportMeters.NAME).tag("service", "orders").tag("result", "parsed").counter();
     assertThat(parsed).isNotNull();
     assertThat(parsed.count()).isEqualTo(3.0);
+  }
+
+  @Test
+  void manyThreads_overHealthyAndFailingTargets_allSucceed_andEverySlotIsFreed() throws Exception {
+    FaultServer a = closer.add(FaultServer.start(FaultServer.Behaviour.HEALTHY));
+    FaultServer b = closer.add(FaultServer.start(FaultServer.Behaviour.BIG_BODY));
+    FaultServer unavailable = closer.add(FaultServer.start(FaultServer.Behaviour.UNAVAILABLE));
+    LoadBalancer lb = closer.add(LoadBalancer.builder("orders")
+        .targets(Target.of("127.0.0.1", a.port()), Target.of("127.0.0.1", b.port()),
+            Target.of("127.0.0.1", unavailable.port()))
+        .strategy(Strategy.leastConnections()).passiveHealth(PassiveHealth.disabled()).build());
+    CloseableHttpClient client = clients.add(FairwayHttpClient5.builder().service("orders", lb)
+        .retryBudget(1.0, 1_000).build().customize(Clients.builder(5_000, 20, 5_000)).build());
+    int threads = 4;
+    int callsEach = 25;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<List<Integer>>> results = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int thread = t;
+        results.add(pool.submit(() -> {
+          List<Integer> codes = new ArrayList<>();
+          for (int i = 0; i < callsEach; i++) {
+            codes.add(Clients.code(client, get("http://orders/work", "t" + thread + "-" + i)));
+          }
+          return codes;
+        }));
+      }
+      for (Future<List<Integer>> result : results) {
+        assertThat(result.get(20, TimeUnit.SECONDS)).hasSize(callsEach).containsOnly(200);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(a.total() + b.total()).isEqualTo(threads * callsEach);
+    assertThat(Clients.inFlight(lb)).isZero();
   }
 
   @Test
@@ -271,6 +311,10 @@ class FairwayHttpClient5Test {
     assertThatThrownBy(() -> FairwayHttpClient5.builder().service("orders:8080", lb))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("logicalHost: \"orders:8080\" (expected: a host name such as \"orders\")");
+    assertThatThrownBy(() -> FairwayHttpClient5.builder().service("or ders", lb))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("logicalHost: \"or ders\"");
+    assertThatThrownBy(() -> FairwayHttpClient5.builder().service("user@orders", lb))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("logicalHost: \"user@orders\"");
     assertThatThrownBy(() -> FairwayHttpClient5.builder().service(" ", lb))
         .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("logicalHost: \" \"");
     assertThatThrownBy(() -> FairwayHttpClient5.builder().service("orders", lb).service("ORDERS", lb))

@@ -19,7 +19,7 @@ import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.classic.methods.HttpPost;
 import org.apache.hc.client5.http.classic.methods.HttpUriRequestBase;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
-import org.apache.hc.client5.http.impl.classic.CloseableHttpResponse;
+import org.apache.hc.core5.http.ClassicHttpResponse;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.http.io.entity.StringEntity;
 import org.jspecify.annotations.Nullable;
@@ -178,7 +178,7 @@ class FaultMatrixTest {
         request.setEntity(new StringEntity("amount=5"));
       }
       String failure = null;
-      try (CloseableHttpResponse response = client.execute(request)) {
+      try (ClassicHttpResponse response = client.executeOpen(null, request, null)) {
         try {
           String body = EntityUtils.toString(response.getEntity());
           if (response.getCode() != 200) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.consul.ConsulTargetSource;
 import dev.fairway.lb.dns.DnsTargetSource;
+import dev.fairway.lb.hc5.FairwayHttpClient5;
 import dev.fairway.lb.jdk.FairwayHttpClient;
 import dev.fairway.lb.kubernetes.KubernetesTargetSource;
 import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
@@ -41,6 +42,11 @@ class ApiSurfaceTest {
   @Test
   void lbJdkHttpclient_publicApiIsTheCommittedOne() throws IOException {
     check("lb-jdk-httpclient", FairwayHttpClient.class);
+  }
+
+  @Test
+  void lbApacheHttpclient5_publicApiIsTheCommittedOne() throws IOException {
+    check("lb-apache-httpclient5", FairwayHttpClient5.class);
   }
 
   @Test

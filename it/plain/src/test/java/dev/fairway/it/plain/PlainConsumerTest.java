@@ -12,7 +12,10 @@ import dev.fairway.lb.PassiveHealth;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.TargetState;
 import dev.fairway.lb.TargetStatus;
+import dev.fairway.lb.Target;
 import dev.fairway.lb.consul.ConsulTargetSource;
+import dev.fairway.lb.hc5.FairwayHttpClient5;
+import dev.fairway.lb.jdk.FairwayHttpClient;
 import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -22,6 +25,10 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +41,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.Response;
+import org.apache.hc.client5.http.classic.methods.HttpGet;
+import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
+import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -41,7 +52,8 @@ import org.junit.jupiter.api.Test;
  * A plain Java application on Fairway's libraries and the oldest Resilience4j, Micrometer and
  * Jackson that Fairway supports: instances of "orders" listed by a Consul agent (an in-test fake of
  * Consul's health API on loopback), balanced by an OkHttp client through Fairway's interceptor, with
- * one listed instance refusing connections.
+ * one listed instance refusing connections; and the same instances called through the JDK's
+ * HttpClient and Apache HttpClient 5 (its oldest supported version) through Fairway's adapters.
  */
 class PlainConsumerTest {
   private static final int CALLS = 12;
@@ -71,6 +83,7 @@ class PlainConsumerTest {
     assertJar(CircuitBreakerConfig.class, "resilience4j-circuitbreaker-2.2.0.jar");
     assertJar(MeterRegistry.class, "micrometer-core-1.15.0.jar");
     assertJar(ObjectMapper.class, "jackson-databind-2.19.0.jar");
+    assertJar(HttpClients.class, "httpclient5-5.4.4.jar");
     // The defaults build a breaker configuration with the floor's API (the NoClassDefFoundError of
     // issue 31 came from here).
     PassiveHealth.defaults();
@@ -131,6 +144,36 @@ class PlainConsumerTest {
     // One ejection in all (the meter is per target: summed over the three).
     assertEquals(1.0, registry.get("fairway.ejections").tag("service", "orders").counters().stream()
         .mapToDouble(io.micrometer.core.instrument.Counter::count).sum());
+  }
+
+  @Test
+  void jdkAndApacheClients_balance_retryTheRefusedCall_andEjectTheRefusingInstance() throws Exception {
+    int a = startOrders("a");
+    int b = startOrders("b");
+    int refusing = refusingPort();
+    for (String client : List.of("jdk", "hc5")) {
+      served.get("a").set(0);
+      served.get("b").set(0);
+      LoadBalancer balancer = LoadBalancer.builder("orders")
+          .targets(Target.of("127.0.0.1", a), Target.of("127.0.0.1", b), Target.of("127.0.0.1", refusing))
+          .strategy(Strategy.roundRobin())
+          .build();
+      closeables.add(balancer);
+      HttpClient jdk = FairwayHttpClient.builder(HttpClient.newHttpClient()).service("orders", balancer).build();
+      CloseableHttpClient hc5 = FairwayHttpClient5.builder().service("orders", balancer).build()
+          .customize(HttpClients.custom()).build();
+      closeables.add(hc5);
+      for (int i = 0; i < CALLS; i++) {
+        String body = client.equals("jdk")
+            ? jdk.send(HttpRequest.newBuilder(URI.create("http://orders/orders")).build(),
+                HttpResponse.BodyHandlers.ofString()).body()
+            : hc5.execute(new HttpGet("http://orders/orders"), r -> EntityUtils.toString(r.getEntity()));
+        assertTrue(body.equals("a") || body.equals("b"), client + ": " + body);
+      }
+      assertEquals(CALLS, served.get("a").get() + served.get("b").get(), client);
+      assertEquals(TargetState.EJECTED, status(balancer, refusing).state(), client);
+      assertEquals(TargetState.HEALTHY, status(balancer, a).state(), client);
+    }
   }
 
   private static TargetStatus status(LoadBalancer balancer, int port) {
