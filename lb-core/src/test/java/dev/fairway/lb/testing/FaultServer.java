@@ -65,8 +65,13 @@ public final class FaultServer implements AutoCloseable {
     /** 200 "ok" with the {@link #LOAD_REPORT} in {@code endpoint-load-metrics}, keep-alive. */
     HEALTHY_WITH_LOAD_REPORT,
     /** 503 with body "unavailable" and the {@link #LOAD_REPORT}, keep-alive. */
-    UNAVAILABLE
+    UNAVAILABLE,
+    /** 200 with a {@value #BIG_BODY_BYTES}-byte body (more than a client buffers at once), keep-alive. */
+    BIG_BODY
   }
+
+  /** The size of {@link Behaviour#BIG_BODY}'s body. */
+  public static final int BIG_BODY_BYTES = 100_000;
 
   private final Behaviour behaviour;
   private final ServerSocket listener;
@@ -179,6 +184,10 @@ public final class FaultServer implements AutoCloseable {
       case UNAVAILABLE -> {
         write(out, "HTTP/1.1 503 Service Unavailable\r\nendpoint-load-metrics: " + LOAD_REPORT
             + "\r\nContent-Length: 11\r\n\r\nunavailable");
+        return true;
+      }
+      case BIG_BODY -> {
+        write(out, "HTTP/1.1 200 OK\r\nContent-Length: " + BIG_BODY_BYTES + "\r\n\r\n" + "x".repeat(BIG_BODY_BYTES));
         return true;
       }
       case RESET_BEFORE_RESPONSE -> {

@@ -116,7 +116,7 @@ class NginxStaleConnectionTest {
 
   /**
    * The JDK client's own failure for a request on a pooled connection the server closed before
-   * answering: the connection ends (EOF, or a reset) before any response byte. Not a timeout and not
+   * answering: the connection ends (EOF, a reset, a broken pipe) before any response byte. Not a timeout and not
    * Fairway's own "no target" (both are IOExceptions too).
    */
   static boolean closedUnderTheClient(Throwable error) {
@@ -126,7 +126,7 @@ class NginxStaleConnectionTest {
     for (Throwable c = error; c != null; c = c.getCause() == c ? null : c.getCause()) {
       String message = String.valueOf(c.getMessage());
       if (c instanceof EOFException || message.contains("header parser received no bytes")
-          || message.contains("Connection reset")) {
+          || message.contains("Connection reset") || message.contains("Broken pipe")) {
         return true;
       }
     }

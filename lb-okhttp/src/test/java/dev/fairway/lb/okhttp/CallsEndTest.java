@@ -10,6 +10,7 @@ import dev.fairway.lb.Strategy;
 import dev.fairway.lb.TargetState;
 import dev.fairway.lb.TargetStatus;
 import dev.fairway.lb.internal.AttemptBudget;
+import dev.fairway.lb.testing.Closer;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;

@@ -7,6 +7,7 @@ import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.TargetStatus;
+import dev.fairway.lb.testing.Closer;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
