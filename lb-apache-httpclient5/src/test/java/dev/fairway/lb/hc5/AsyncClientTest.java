@@ -1,6 +1,6 @@
 package dev.fairway.lb.hc5;
 
-import static dev.fairway.lb.hc5.Eventually.eventually;
+import static dev.fairway.lb.testing.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -9,6 +9,8 @@ import dev.fairway.lb.PassiveHealth;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetState;
+import dev.fairway.lb.testing.Closer;
+import dev.fairway.lb.testing.FaultServer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -90,8 +92,8 @@ class AsyncClientTest {
     assertThat(await(client.execute(get("http://127.0.0.1:" + a.port() + "/work", "direct"), null)).getCode())
         .isEqualTo(200);
 
-    assertThat(a.total()).isEqualTo(3);
-    assertThat(b.total()).isEqualTo(2);
+    assertThat(a.receivedTotal()).isEqualTo(3);
+    assertThat(b.receivedTotal()).isEqualTo(2);
     eventually("no slot held", () -> Clients.inFlight(lb) == 0);
   }
 
@@ -175,7 +177,7 @@ class AsyncClientTest {
 
     eventually("the slot is freed", () -> Clients.inFlight(lb) == 0);
     assertThat(lb.status()).allSatisfy(s -> assertThat(s.state()).isEqualTo(TargetState.HEALTHY));
-    assertThat(silent.total()).isEqualTo(1);
+    assertThat(silent.receivedTotal()).isEqualTo(1);
   }
 
   @Test

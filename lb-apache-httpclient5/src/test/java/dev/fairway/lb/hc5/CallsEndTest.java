@@ -1,6 +1,6 @@
 package dev.fairway.lb.hc5;
 
-import static dev.fairway.lb.hc5.Eventually.eventually;
+import static dev.fairway.lb.testing.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -10,6 +10,8 @@ import dev.fairway.lb.Strategy;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetState;
 import dev.fairway.lb.TargetStatus;
+import dev.fairway.lb.testing.Closer;
+import dev.fairway.lb.testing.FaultServer;
 import io.github.resilience4j.core.IntervalFunction;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -108,7 +110,7 @@ class CallsEndTest {
 
     assertThat(thrown).isInstanceOf(InterruptedIOException.class);
     assertThat(flagKept).as("the thread's interrupt flag after the call").isTrue();
-    assertThat(healthy.total()).isZero();
+    assertThat(healthy.receivedTotal()).isZero();
     assertIdleAndHealthy(lb);
     assertThat(Clients.code(client, get("next"))).isEqualTo(200);
   }
@@ -150,7 +152,7 @@ class CallsEndTest {
     assertThat(caller.isAlive()).isFalse();
     assertThat(thrown.get()).isInstanceOf(IOException.class);
     assertThat(thrown.get().getSuppressed()).isEmpty();
-    assertThat(silent.total()).isEqualTo(1); // one target: a retry would have been a new round on it
+    assertThat(silent.receivedTotal()).isEqualTo(1); // one target: a retry would have been a new round on it
     assertIdleAndHealthy(lb);
   }
 
@@ -167,7 +169,7 @@ class CallsEndTest {
         .isInstanceOf(IOException.class)
         .isNotInstanceOf(SocketTimeoutException.class); // ended by the deadline, not the 10 s response timeout
 
-    assertThat(silent.total()).isEqualTo(1);
+    assertThat(silent.receivedTotal()).isEqualTo(1);
     assertIdleAndHealthy(lb);
   }
 
@@ -203,7 +205,7 @@ class CallsEndTest {
 
     assertThatThrownBy(() -> client.executeOpen(null, request, null).close()).isInstanceOf(IOException.class);
 
-    assertThat(healthy.total()).isZero();
+    assertThat(healthy.receivedTotal()).isZero();
     assertIdleAndHealthy(lb);
   }
 

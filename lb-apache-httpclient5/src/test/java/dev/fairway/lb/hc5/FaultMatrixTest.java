@@ -6,6 +6,7 @@ import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetState;
+import dev.fairway.lb.testing.FaultServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

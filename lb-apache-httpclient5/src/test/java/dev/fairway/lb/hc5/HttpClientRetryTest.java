@@ -7,6 +7,8 @@ import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.PassiveHealth;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.testing.Closer;
+import dev.fairway.lb.testing.FaultServer;
 import io.github.resilience4j.core.IntervalFunction;
 import java.io.IOException;
 import java.time.Duration;

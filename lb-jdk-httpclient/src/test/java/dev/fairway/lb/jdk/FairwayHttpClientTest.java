@@ -10,6 +10,7 @@ import dev.fairway.lb.Strategy;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetState;
 import dev.fairway.lb.TargetStatus;
+import dev.fairway.lb.testing.FaultServer;
 import io.github.resilience4j.core.IntervalFunction;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
@@ -293,7 +294,7 @@ class FairwayHttpClientTest {
 
   @Test
   void loadReports_reachTheBalancer_andAreCounted() throws Exception {
-    FaultServer healthy = server(FaultServer.Behaviour.HEALTHY);
+    FaultServer healthy = server(FaultServer.Behaviour.HEALTHY_WITH_LOAD_REPORT);
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     LoadBalancer lb = LoadBalancer.builder("orders").targets(Target.of("127.0.0.1", healthy.port()))
         .meterRegistry(registry).build();

@@ -7,6 +7,7 @@ import dev.fairway.lb.Strategy;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetState;
 import dev.fairway.lb.TargetStatus;
+import dev.fairway.lb.testing.FaultServer;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -1,6 +1,6 @@
 package dev.fairway.lb.jdk;
 
-import static dev.fairway.lb.jdk.Eventually.eventually;
+import static dev.fairway.lb.testing.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -9,6 +9,7 @@ import dev.fairway.lb.PassiveHealth;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetStatus;
+import dev.fairway.lb.testing.NoDelayServerSocketFactory;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

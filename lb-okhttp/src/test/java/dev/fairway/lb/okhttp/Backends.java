@@ -1,6 +1,7 @@
 package dev.fairway.lb.okhttp;
 
 import dev.fairway.lb.Target;
+import dev.fairway.lb.testing.NoDelayServerSocketFactory;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

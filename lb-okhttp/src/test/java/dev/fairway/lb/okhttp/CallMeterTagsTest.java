@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.MutableTargetSource;
 import dev.fairway.lb.Strategy;
+import dev.fairway.lb.testing.Closer;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;

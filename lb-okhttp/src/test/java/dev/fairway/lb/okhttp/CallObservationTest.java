@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.testing.Closer;
 import io.micrometer.common.KeyValue;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;

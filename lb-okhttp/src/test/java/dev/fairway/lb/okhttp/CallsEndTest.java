@@ -1,6 +1,6 @@
 package dev.fairway.lb.okhttp;
 
-import static dev.fairway.lb.okhttp.Eventually.eventually;
+import static dev.fairway.lb.testing.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -10,6 +10,7 @@ import dev.fairway.lb.Strategy;
 import dev.fairway.lb.TargetState;
 import dev.fairway.lb.TargetStatus;
 import dev.fairway.lb.internal.AttemptBudget;
+import dev.fairway.lb.testing.Closer;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;

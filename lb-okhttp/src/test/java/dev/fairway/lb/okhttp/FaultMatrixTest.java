@@ -6,6 +6,7 @@ import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.RetryRule;
+import dev.fairway.lb.testing.FaultServer;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;

@@ -1,12 +1,13 @@
 package dev.fairway.lb.okhttp;
 
-import static dev.fairway.lb.okhttp.Eventually.eventually;
+import static dev.fairway.lb.testing.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.TargetStatus;
+import dev.fairway.lb.testing.Closer;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.Strategy;
+import dev.fairway.lb.testing.Closer;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;

@@ -12,6 +12,7 @@ import dev.fairway.lb.Strategy;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetState;
 import dev.fairway.lb.TargetStatus;
+import dev.fairway.lb.testing.Closer;
 import io.github.resilience4j.core.IntervalFunction;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;

@@ -10,6 +10,7 @@ import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.PassiveHealth;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.TargetStatus;
+import dev.fairway.lb.testing.Closer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.io.InputStream;

@@ -9,6 +9,7 @@ import dev.fairway.lb.Strategy;
 import dev.fairway.lb.TargetStatus;
 import dev.fairway.lb.internal.AttemptBudget;
 import dev.fairway.lb.internal.OutcomeRule;
+import dev.fairway.lb.testing.Closer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.atomic.AtomicReference;

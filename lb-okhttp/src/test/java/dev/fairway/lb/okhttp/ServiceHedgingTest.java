@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.AttemptBudget;
+import dev.fairway.lb.testing.Closer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

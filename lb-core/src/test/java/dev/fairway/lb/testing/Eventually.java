@@ -1,4 +1,4 @@
-package dev.fairway.lb.hc5;
+package dev.fairway.lb.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -10,10 +10,10 @@ import java.util.function.BooleanSupplier;
  * hedging tests whose order is fixed by the test but whose completion lands on another thread. Fails
  * naming {@code what} after 5 s.
  */
-final class Eventually {
+public final class Eventually {
   private Eventually() {}
 
-  static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
+  public static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
     while (!condition.getAsBoolean()) {
       assertThat(System.nanoTime() - deadline).as(what).isNegative();

@@ -1,4 +1,4 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb.testing;
 
 import java.io.BufferedInputStream;
 import java.io.IOException;
@@ -8,6 +8,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Map;
@@ -25,17 +26,24 @@ import java.util.concurrent.locks.LockSupport;
  * Content-Length} body) and counts it by its {@value #CALL_HEADER} header before it does anything
  * else, so a request counted here is one that reached the server. Accepted sockets have
  * TCP_NODELAY; every blocking read has a timeout; {@link #close} ends every connection.
+ *
+ * <p>One copy for every client module's tests (lb-core's test-jar), so a fault means the same bytes
+ * for OkHttp, the JDK client and HttpClient 5. It also counts the connections the client closed while
+ * the server held them ({@link #closedByClient}), which shows whether a cancel really ended the
+ * exchange.
  */
-final class FaultServer implements AutoCloseable {
-  static final String CALL_HEADER = "X-Call";
+public final class FaultServer implements AutoCloseable {
+  public static final String CALL_HEADER = "X-Call";
   /** Pause between the slow body's bytes: well under the clients' 500 ms read timeout. */
-  static final long SLOW_BYTE_MILLIS = 30;
-  static final String SLOW_BODY = "slow-body!"; // 10 bytes
+  public static final long SLOW_BYTE_MILLIS = 30;
+  public static final String SLOW_BODY = "slow-body!"; // 10 bytes
+  /** The load report {@link Behaviour#HEALTHY_WITH_LOAD_REPORT} and {@link Behaviour#UNAVAILABLE} send. */
+  public static final String LOAD_REPORT = "TEXT application_utilization=0.5, named_metrics.rif=3";
   /** How long the server that never answers holds a connection at most (the client gives up first). */
   private static final int HOLD_MILLIS = 10_000;
 
   /** What the server does once it has read a request. */
-  enum Behaviour {
+  public enum Behaviour {
     /** 200 with body "ok", keep-alive. */
     HEALTHY,
     /** Closes with SO_LINGER 0 at once: a TCP reset before any response byte. */
@@ -53,8 +61,17 @@ final class FaultServer implements AutoCloseable {
     /** 200 whose 10-byte body comes a byte every {@value #SLOW_BYTE_MILLIS} ms, keep-alive. */
     SLOW_BODY,
     /** 200 "ok" without {@code Connection: close}, then closes quietly: the client pools a dead connection. */
-    CLOSE_AFTER_RESPONSE
+    CLOSE_AFTER_RESPONSE,
+    /** 200 "ok" with the {@link #LOAD_REPORT} in {@code endpoint-load-metrics}, keep-alive. */
+    HEALTHY_WITH_LOAD_REPORT,
+    /** 503 with body "unavailable" and the {@link #LOAD_REPORT}, keep-alive. */
+    UNAVAILABLE,
+    /** 200 with a {@value #BIG_BODY_BYTES}-byte body (more than a client buffers at once), keep-alive. */
+    BIG_BODY
   }
+
+  /** The size of {@link Behaviour#BIG_BODY}'s body. */
+  public static final int BIG_BODY_BYTES = 100_000;
 
   private final Behaviour behaviour;
   private final ServerSocket listener;
@@ -66,6 +83,7 @@ final class FaultServer implements AutoCloseable {
   private final Set<Socket> open = ConcurrentHashMap.newKeySet();
   /** Times each call id was received whole. */
   private final Map<String, AtomicInteger> received = new ConcurrentHashMap<>();
+  private final AtomicInteger closedByClient = new AtomicInteger();
   private volatile boolean closed;
 
   private FaultServer(Behaviour behaviour) throws IOException {
@@ -73,31 +91,31 @@ final class FaultServer implements AutoCloseable {
     this.listener = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"));
   }
 
-  static FaultServer start(Behaviour behaviour) throws IOException {
+  public static FaultServer start(Behaviour behaviour) throws IOException {
     FaultServer server = new FaultServer(behaviour);
     server.pool.execute(server::acceptLoop);
     return server;
   }
 
   /** A loopback port nothing listens on (bound a moment ago, then released): connections are refused. */
-  static int refusedPort() throws IOException {
+  public static int refusedPort() throws IOException {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
       return s.getLocalPort();
     }
   }
 
-  int port() {
+  public int port() {
     return listener.getLocalPort();
   }
 
   /** How many times the request of call {@code id} arrived whole. */
-  int received(String id) {
+  public int received(String id) {
     AtomicInteger n = received.get(id);
     return n == null ? 0 : n.get();
   }
 
   /** Requests received whole whose call id starts with {@code prefix}. */
-  int receivedWithPrefix(String prefix) {
+  public int receivedWithPrefix(String prefix) {
     int sum = 0;
     for (Map.Entry<String, AtomicInteger> e : received.entrySet()) {
       if (e.getKey().startsWith(prefix)) {
@@ -105,6 +123,16 @@ final class FaultServer implements AutoCloseable {
       }
     }
     return sum;
+  }
+
+  /** Requests received whole, of every call. */
+  public int receivedTotal() {
+    return receivedWithPrefix("");
+  }
+
+  /** Connections held without an answer ({@link Behaviour#HEADERS_NEVER_COME}) that the client closed. */
+  public int closedByClient() {
+    return closedByClient.get();
   }
 
   private void acceptLoop() {
@@ -149,6 +177,19 @@ final class FaultServer implements AutoCloseable {
         write(out, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
         return true;
       }
+      case HEALTHY_WITH_LOAD_REPORT -> {
+        write(out, "HTTP/1.1 200 OK\r\nendpoint-load-metrics: " + LOAD_REPORT + "\r\nContent-Length: 2\r\n\r\nok");
+        return true;
+      }
+      case UNAVAILABLE -> {
+        write(out, "HTTP/1.1 503 Service Unavailable\r\nendpoint-load-metrics: " + LOAD_REPORT
+            + "\r\nContent-Length: 11\r\n\r\nunavailable");
+        return true;
+      }
+      case BIG_BODY -> {
+        write(out, "HTTP/1.1 200 OK\r\nContent-Length: " + BIG_BODY_BYTES + "\r\n\r\n" + "x".repeat(BIG_BODY_BYTES));
+        return true;
+      }
       case RESET_BEFORE_RESPONSE -> {
         socket.setSoLinger(true, 0);
         return false;
@@ -170,8 +211,15 @@ final class FaultServer implements AutoCloseable {
           while (in.read() >= 0) {
             // Discard until the client closes, or the hold time ends the read.
           }
+          if (!closed) {
+            closedByClient.incrementAndGet(); // end of stream: the client closed the connection
+          }
+        } catch (SocketTimeoutException e) {
+          // The hold time ran out: the client kept the connection open.
         } catch (IOException e) {
-          // Timed out or reset: either way the connection ends.
+          if (!closed) {
+            closedByClient.incrementAndGet(); // reset by the client
+          }
         }
         return false;
       }

@@ -1,4 +1,4 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb.testing;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -10,7 +10,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assertions;
@@ -20,21 +24,22 @@ import org.junit.jupiter.api.Assumptions;
  * A real nginx (Debian's {@code nginx-light}) on free loopback ports, with its own configuration,
  * prefix, pid file and logs in a temporary directory. Every location answers {@code 200 "ok"} to any
  * method; idle keep-alive connections are closed after {@code keepalive_timeout 1s}, as a default
- * nginx in front of a service does (75 s there). {@link #close()} stops it by its pid.
+ * nginx in front of a service does (75 s there). Its access log tells what it answered on each port
+ * ({@link #served}). {@link #close()} stops it by its pid.
  */
-final class Nginx implements AutoCloseable {
-  static final Path BINARY = Path.of("/usr/sbin/nginx");
+public final class Nginx implements AutoCloseable {
+  public static final Path BINARY = Path.of("/usr/sbin/nginx");
 
   private final Path dir;
   private final Path conf;
   private final Process master;
-  final List<Integer> ports;
+  public final List<Integer> ports;
 
   /**
    * Skips the calling test when nginx is not installed, with how to install it; on CI ({@code
    * CI=true}) fails instead, so a missing package cannot pass unnoticed.
    */
-  static void requireInstalled() {
+  public static void requireInstalled() {
     if (Files.isExecutable(BINARY)) {
       return;
     }
@@ -45,7 +50,7 @@ final class Nginx implements AutoCloseable {
     Assumptions.abort(message);
   }
 
-  static Nginx start(int portCount) throws IOException, InterruptedException {
+  public static Nginx start(int portCount) throws IOException, InterruptedException {
     Path dir = Files.createTempDirectory("fairway-nginx");
     List<Integer> ports = new ArrayList<>();
     for (int i = 0; i < portCount; i++) {
@@ -62,7 +67,9 @@ final class Nginx implements AutoCloseable {
         "error_log " + dir.resolve("error.log") + " warn;",
         "events { worker_connections 1024; }",
         "http {",
-        "  access_log off;",
+        // One line per answered request: which port, on which connection, which call (X-Call).
+        "  log_format fairway '$server_port $connection $connection_requests $http_x_call';",
+        "  access_log " + dir.resolve("access.log") + " fairway;",
         "  client_body_temp_path " + dir.resolve("client_body") + ";",
         "  proxy_temp_path " + dir.resolve("proxy") + ";",
         "  fastcgi_temp_path " + dir.resolve("fastcgi") + ";",
@@ -113,6 +120,49 @@ final class Nginx implements AutoCloseable {
           Thread.sleep(20);
         }
       }
+    }
+  }
+
+  /**
+   * What nginx has answered on {@code port} so far, from its access log (a line is written after its
+   * response, so wait for a count rather than read it once): the requests, the connections they came
+   * on, and how often each {@code X-Call} id was answered.
+   */
+  public Served served(int port) throws IOException {
+    Path log = dir.resolve("access.log");
+    int requests = 0;
+    Set<String> connections = new HashSet<>();
+    Map<String, Integer> calls = new HashMap<>();
+    for (String line : Files.exists(log) ? Files.readAllLines(log, StandardCharsets.UTF_8) : List.<String>of()) {
+      String[] fields = line.split(" ");
+      if (fields.length < 4 || !fields[0].equals(Integer.toString(port))) {
+        continue;
+      }
+      requests++;
+      connections.add(fields[1]);
+      if (!fields[3].equals("-")) {
+        calls.merge(fields[3], 1, Integer::sum);
+      }
+    }
+    return new Served(requests, connections.size(), Map.copyOf(calls));
+  }
+
+  /** What nginx answered on one port: requests, the distinct connections they came on, answers per call id. */
+  public record Served(int requests, int connections, Map<String, Integer> calls) {
+    /** Whether nginx answered the call with this id. */
+    public boolean answered(String callId) {
+      return calls.containsKey(callId);
+    }
+
+    /** Call ids nginx answered more than once, with the count ("id x2"). */
+    public List<String> repeatedCalls() {
+      List<String> repeated = new ArrayList<>();
+      calls.forEach((id, n) -> {
+        if (n > 1) {
+          repeated.add(id + " x" + n);
+        }
+      });
+      return repeated;
     }
   }
 

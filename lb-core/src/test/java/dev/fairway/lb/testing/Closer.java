@@ -1,13 +1,13 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb.testing;
 
 import java.util.ArrayList;
 import java.util.List;
 
 /** What a test opened, closed in reverse order after it (from an {@code @AfterEach}). */
-final class Closer implements AutoCloseable {
+public final class Closer implements AutoCloseable {
   private final List<AutoCloseable> closeables = new ArrayList<>();
 
-  <T extends AutoCloseable> T add(T closeable) {
+  public <T extends AutoCloseable> T add(T closeable) {
     closeables.add(closeable);
     return closeable;
   }

@@ -1,4 +1,4 @@
-package dev.fairway.lb.jdk;
+package dev.fairway.lb.testing;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -10,8 +10,8 @@ import javax.net.ServerSocketFactory;
  * Server sockets whose accepted sockets have TCP_NODELAY set. Without it a loopback exchange can
  * stall about 40 ms (Nagle's algorithm meets delayed ACK) and tests and measurements lie.
  */
-final class NoDelayServerSocketFactory extends ServerSocketFactory {
-  static final NoDelayServerSocketFactory INSTANCE = new NoDelayServerSocketFactory();
+public final class NoDelayServerSocketFactory extends ServerSocketFactory {
+  public static final NoDelayServerSocketFactory INSTANCE = new NoDelayServerSocketFactory();
 
   @Override
   public ServerSocket createServerSocket() throws IOException {
