@@ -122,7 +122,7 @@ final class HtmlReport {
       RunResult r = rows.get(i);
       int y = TOP + i * ROW;
       double w = PLOT * r.throughputRps() / max;
-      rowLabel(h, r.strategy, y);
+      rowLabel(h, name(r, rows), y);
       h.append("<rect class=\"bar\" data-strategy=\"").append(esc(r.strategy)).append("\" x=\"").append(LABEL)
           .append("\" y=\"").append(y + 4).append("\" width=\"").append(fmt(Math.max(1, w), 1))
           .append("\" height=\"").append(ROW - 8).append("\" fill=\"").append(color(r.strategy)).append("\"><title>")
@@ -150,7 +150,7 @@ final class HtmlReport {
     for (int i = 0; i < rows.size(); i++) {
       RunResult r = rows.get(i);
       int y = TOP + i * ROW;
-      rowLabel(h, r.strategy, y);
+      rowLabel(h, name(r, rows), y);
       double x = LABEL;
       for (int b = 0; b < 4; b++) {
         double w = PLOT * r.backendShare(b);
@@ -191,7 +191,7 @@ final class HtmlReport {
     for (int i = 0; i < rows.size(); i++) {
       RunResult r = rows.get(i);
       int y = TOP + i * ROW;
-      rowLabel(h, r.strategy, y);
+      rowLabel(h, name(r, rows), y);
       double[] values = {r.p50Ms, r.p95Ms, r.p99Ms};
       for (int k = 0; k < 3; k++) {
         double w = Math.max(1, PLOT * values[k] / max);
@@ -303,9 +303,15 @@ final class HtmlReport {
       h.append("<line x1=\"").append(left + plotW + 14).append("\" x2=\"").append(left + plotW + 34).append("\" y1=\"")
           .append(ly).append("\" y2=\"").append(ly).append("\" stroke-width=\"3\" stroke=\"").append(color(r.strategy))
           .append("\"/><text x=\"").append(left + plotW + 40).append("\" y=\"").append(ly + 4).append("\">")
-          .append(esc(r.strategy)).append("</text>\n");
+          .append(esc(name(r, rows))).append("</text>\n");
     }
     h.append("</svg>\n");
+  }
+
+  /** The row's strategy, and its client where the rows compare clients ({@code --client okhttp,jdk}). */
+  private static String name(RunResult r, List<RunResult> rows) {
+    boolean clients = rows.stream().map(x -> x.client).distinct().count() > 1;
+    return ResultTables.label(r, clients);
   }
 
   private static void table(StringBuilder h, Scenario scenario, List<RunResult> rows, LabOptions options) {
@@ -322,7 +328,7 @@ final class HtmlReport {
     }
     h.append("</tr>\n");
     for (RunResult r : rows) {
-      h.append("<tr><td>").append(esc(r.strategy)).append("</td><td>").append(fmt(r.throughputRps(), 1))
+      h.append("<tr><td>").append(esc(name(r, rows))).append("</td><td>").append(fmt(r.throughputRps(), 1))
           .append("</td><td>").append(fmt(100 * r.shareOfLimit(), 1)).append("%</td><td>").append(fmt(r.meanMs, 1))
           .append("</td><td>").append(fmt(r.p50Ms, 1)).append("</td><td>").append(fmt(r.p95Ms, 1))
           .append("</td><td>").append(fmt(r.p99Ms, 1)).append("</td><td title=\"").append(esc(r.errorSummary)).append("\">").append(r.errors).append("</td><td>")

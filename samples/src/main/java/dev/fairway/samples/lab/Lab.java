@@ -10,8 +10,10 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Runs the lab: every chosen scenario for every chosen strategy, one after the other (each run owns
- * the machine), then prints the tables and writes the CSV and the HTML report.
+ * Runs the lab: every chosen scenario for every chosen strategy (and through every chosen client,
+ * the clients of one scenario x strategy one right after the other, so that they see the machine in
+ * the same state), one run after the other (each run owns the machine), then prints the tables and
+ * writes the CSV and the HTML report.
  */
 public final class Lab {
   /** Kept strongly reachable: java.util.logging holds loggers weakly, and the level would be lost. */
@@ -112,12 +114,14 @@ public final class Lab {
     try {
       List<RunResult> results = new ArrayList<>();
       int total = (int) options.scenarios().stream().filter(sc -> !sc.runsApart()).count()
-          * options.strategies().size();
+          * options.strategies().size() * options.clientKinds().size();
       double planned = plannedSeconds(options);
       boolean console = System.console() != null;
       if (total > 0 || options.scenarios().contains(Scenario.ROLLING)
           || options.scenarios().contains(Scenario.KUBERNETES)) {
-        warmUpJvm(); // (subset alone counts connections and calls, not times: no warm-up)
+        for (LabClient.Kind kind : options.clientKinds()) {
+          warmUpJvm(options.forClient(kind)); // (subset alone counts connections and calls, not times: no warm-up)
+        }
       }
       long started = System.nanoTime();
       int index = 0;
@@ -126,10 +130,12 @@ public final class Lab {
           continue; // its own runs and table: RollingLab, SubsetSocketLab
         }
         for (String strategy : options.strategies()) {
-          index++;
-          Progress line = new Progress(scenario, strategy, index, total, started, planned, console);
-          line.print();
-          results.add(new ScenarioRun(options, scenario, strategy).run(line::tick));
+          for (LabClient.Kind kind : options.clientKinds()) {
+            index++;
+            Progress line = new Progress(scenario, strategy, kind, index, total, started, planned, console);
+            line.print();
+            results.add(new ScenarioRun(options.forClient(kind), scenario, strategy).run(line::tick));
+          }
         }
       }
       if (console) {
@@ -155,12 +161,14 @@ public final class Lab {
       if (scenario.runsApart()) {
         continue; // not a scenario x strategy run
       }
-      double perClient = options.client() == LabClient.Kind.SPRING ? SpringLabClient.SECONDS_PER_CLIENT : SECONDS_PER_CLIENT;
-      double run = perRun + perClient * (options.clients(scenario) - 1);
-      if (scenario == Scenario.RECOVERY) {
-        run += options.duration().toNanos() / 1e9 / 4;
+      for (LabClient.Kind kind : options.clientKinds()) {
+        double perClient = kind == LabClient.Kind.SPRING ? SpringLabClient.SECONDS_PER_CLIENT : SECONDS_PER_CLIENT;
+        double run = perRun + perClient * (options.clients(scenario) - 1);
+        if (scenario == Scenario.RECOVERY) {
+          run += options.duration().toNanos() / 1e9 / 4;
+        }
+        planned += run * options.strategies().size();
       }
-      planned += run * options.strategies().size();
     }
     return planned;
   }
@@ -177,7 +185,8 @@ public final class Lab {
    */
   static final int WARM_UP_SECONDS = 3;
 
-  private void warmUpJvm() throws IOException, InterruptedException {
+  /** Warms up the call path of {@code options}' client (one of the run's). */
+  private void warmUpJvm(LabOptions options) throws IOException, InterruptedException {
     LabOptions warm = LabOptions.builder()
         .timeScale(Math.min(0.2, options.timeScale()))
         .duration(java.time.Duration.ofSeconds(WARM_UP_SECONDS))
@@ -185,19 +194,19 @@ public final class Lab {
         .loadReports(options.loadReports())
         .client(options.client())
         .build();
-    progress.println("lab: warming up the JVM");
+    progress.println("lab: warming up the JVM" + (this.options.clientKinds().size() > 1 ? " for " + options.client().id() : ""));
     for (String strategy : warmUpStrategies(options)) {
       new ScenarioRun(warm, Scenario.STEADY, strategy).run(() -> {});
     }
   }
 
   /**
-   * Through OkHttp, one warm-up run with least connections; through Spring, one with each balancer
-   * the runs use (Spring Cloud LoadBalancer's own, Fairway's through the starter): their call paths
-   * differ from the RestClient on.
+   * Through OkHttp, the JDK client or HttpClient 5, one warm-up run with least connections; through
+   * Spring, one with each balancer the runs use (Spring Cloud LoadBalancer's own, Fairway's through
+   * the starter): their call paths differ from the RestClient on.
    */
   static List<String> warmUpStrategies(LabOptions options) {
-    if (options.client() == LabClient.Kind.OKHTTP) {
+    if (options.client() != LabClient.Kind.SPRING) {
       return List.of("least-connections");
     }
     List<String> strategies = new ArrayList<>();
@@ -221,6 +230,7 @@ public final class Lab {
   private final class Progress {
     private final Scenario scenario;
     private final String strategy;
+    private final LabClient.Kind client;
     private final int index;
     private final int total;
     private final long started;
@@ -228,9 +238,11 @@ public final class Lab {
     private final boolean console;
     private long lastPrint;
 
-    Progress(Scenario scenario, String strategy, int index, int total, long started, double planned, boolean console) {
+    Progress(Scenario scenario, String strategy, LabClient.Kind client, int index, int total, long started, double planned,
+        boolean console) {
       this.scenario = scenario;
       this.strategy = strategy;
+      this.client = client;
       this.index = index;
       this.total = total;
       this.started = started;
@@ -247,8 +259,9 @@ public final class Lab {
 
     void print() {
       lastPrint = System.nanoTime();
-      String text = String.format(Locale.ROOT, "lab %-9s %-21s run %2d/%d  elapsed %5.1f s / ~%.0f s",
-          scenario.id(), strategy, index, total, (lastPrint - started) / 1e9, planned);
+      String text = String.format(Locale.ROOT, "lab %-9s %-21s%s run %2d/%d  elapsed %5.1f s / ~%.0f s",
+          scenario.id(), strategy, options.clientKinds().size() > 1 ? String.format(Locale.ROOT, " %-6s", client.id()) : "",
+          index, total, (lastPrint - started) / 1e9, planned);
       if (console) {
         progress.print('\r' + text);
         progress.flush();

@@ -9,10 +9,12 @@ import java.util.Locale;
  * client), seen from the run. The users call through {@link #caller}; the run reads the calls in
  * flight to a backend at a kill, and the retries (and hedges) over the window.
  *
- * <p>Two kinds ({@code --client}): {@link OkHttpLabClient}, an OkHttp client with Fairway's
- * interceptor, and {@link SpringLabClient}, a Spring context whose {@code @LoadBalanced RestClient}
- * goes through Spring Cloud LoadBalancer (with its own round robin, or with Fairway through the
- * starter). Implementations are safe for use by all the users' threads at once.
+ * <p>Four kinds ({@code --client}): {@link OkHttpLabClient}, an OkHttp client with Fairway's
+ * interceptor; {@link JdkLabClient}, the JDK's {@code HttpClient} behind {@code FairwayHttpClient};
+ * {@link Hc5LabClient}, a classic Apache HttpClient 5 customized by {@code FairwayHttpClient5}; and
+ * {@link SpringLabClient}, a Spring context whose {@code @LoadBalanced RestClient} goes through
+ * Spring Cloud LoadBalancer (with its own round robin, or with Fairway through the starter).
+ * Implementations are safe for use by all the users' threads at once.
  */
 interface LabClient extends AutoCloseable {
 
@@ -51,7 +53,11 @@ interface LabClient extends AutoCloseable {
      * balancers (the starter's client part off), every other name is Fairway's strategy through
      * the starter.
      */
-    SPRING;
+    SPRING,
+    /** The JDK's {@code java.net.http.HttpClient} wrapped by Fairway's {@code FairwayHttpClient}. */
+    JDK,
+    /** A classic Apache HttpClient 5 whose exec chain {@code FairwayHttpClient5} customized. */
+    HC5;
 
     /** The name on the command line and in the CSV. */
     String id() {
@@ -64,7 +70,8 @@ interface LabClient extends AutoCloseable {
           return k;
         }
       }
-      throw new LabOptions.UsageException("--client: \"" + id + "\" (expected: okhttp or spring)");
+      throw new LabOptions.UsageException("--client: \"" + id + "\" (expected: okhttp, jdk, hc5 or spring, or a"
+          + " comma-separated list of okhttp, jdk and hc5)");
     }
 
     /** Strategies that only this kind of client runs. */

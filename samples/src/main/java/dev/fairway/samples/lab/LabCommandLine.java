@@ -42,7 +42,11 @@ final class LabCommandLine {
         "                       LoadBalancer, with Spring's retry on. Its strategies: "
             + String.join(", ", SpringLabClient.SPRING_STRATEGIES) + " (Spring's own),",
         "                       or a Fairway NAME (through the starter); default: "
-            + String.join(" and ", SpringLabClient.SPRING_STRATEGIES) + " and Fairway's default");
+            + String.join(" and ", SpringLabClient.SPRING_STRATEGIES) + " and Fairway's default",
+        "  --client jdk|hc5     jdk: the JDK's HttpClient behind FairwayHttpClient; hc5: Apache HttpClient 5",
+        "                       customized by FairwayHttpClient5 (neither hedges; no zones, subset, rolling or kubernetes)",
+        "  --client okhttp,jdk,hc5   a list: every scenario x strategy runs through each client in turn, one",
+        "                       after the other; the tables and the CSV name the client of each row");
   }
 
   /** Parses the arguments after {@code lab}. */
@@ -114,7 +118,7 @@ final class LabCommandLine {
           b.cells(value);
           break;
         case "--client":
-          b.client(LabClient.Kind.of(value));
+          b.clientKinds(value);
           break;
         default:
           throw new LabOptions.UsageException("unknown option: " + arg);

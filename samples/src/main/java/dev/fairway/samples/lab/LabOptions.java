@@ -15,7 +15,7 @@ import java.util.Set;
  * {@code lab [--scenario light|steady|burst|failure|recovery|fleet|slowdown|fastfail|zones|jitter|liar|rolling|subset|kubernetes|reports|all]
  * [--strategies all|NAME,NAME...] [--duration 30s] [--time-scale 1.0] [--workers 8] [--users N]
  * [--clients K] [--load-reports] [--report-style STYLE] [--csv FILE] [--report FILE.html] [--max-attempts N]
- * [--hedge p95|p99|NNms|off] [--client okhttp|spring]}.
+ * [--hedge p95|p99|NNms|off] [--client okhttp|jdk|hc5|spring|LIST]}.
  *
  * <p>{@code --duration} defaults to 30 s and {@code --time-scale} to 1.0, the article's wall clock.
  * When neither is given the lab uses its quick profile instead (time scale 0.2, 1.6 s measured per
@@ -43,7 +43,10 @@ public final class LabOptions {
   final HedgingPolicy hedging; // null: no hedging
   final String hedge; // as given: "p95", "20ms"; "off"
   final LoadReportStyle reportStyle; // how honest backends word their reports (with --load-reports)
+  /** The client of this options' runs: the only one of {@link #clientKinds}, or the one {@link #forClient} chose. */
   final LabClient.Kind client;
+  /** Every {@code --client} of the run, in the order given; each scenario x strategy runs with each. */
+  final List<LabClient.Kind> clientKinds;
   /** What backend-4 reports instead of the truth ({@link ReportsLab}'s liars); null: as the others. */
   final LoadReportStyle liar;
   /** Runs per cell ({@code --runs}, {@link ReportsLab}). */
@@ -55,6 +58,7 @@ public final class LabOptions {
   private LabOptions(LabOptions o, int clients, boolean loadReports, LoadReportStyle style, LoadReportStyle liar) {
     this.scenarios = List.of(Scenario.STEADY);
     this.client = o.client;
+    this.clientKinds = o.clientKinds;
     this.strategies = o.strategies;
     this.quickProfile = o.quickProfile;
     this.duration = o.duration;
@@ -78,13 +82,46 @@ public final class LabOptions {
     return new LabOptions(this, clients, loadReports, style, liar);
   }
 
+  /** A copy for the runs of one of {@link #clientKinds}: everything as here, {@link #client} {@code kind}. */
+  private LabOptions(LabOptions o, LabClient.Kind kind) {
+    this.scenarios = o.scenarios;
+    this.client = kind;
+    this.clientKinds = o.clientKinds;
+    this.strategies = o.strategies;
+    this.quickProfile = o.quickProfile;
+    this.duration = o.duration;
+    this.timeScale = o.timeScale;
+    this.workers = o.workers;
+    this.users = o.users;
+    this.clients = o.clients;
+    this.loadReports = o.loadReports;
+    this.csv = o.csv;
+    this.report = o.report;
+    this.maxAttempts = o.maxAttempts;
+    this.hedging = o.hedging;
+    this.hedge = o.hedge;
+    this.reportStyle = o.reportStyle;
+    this.liar = o.liar;
+    this.runs = o.runs;
+    this.coreCells = o.coreCells;
+  }
+
+  /** These options for the runs through {@code kind}, one of {@link #clientKinds}. */
+  LabOptions forClient(LabClient.Kind kind) {
+    if (!clientKinds.contains(kind)) {
+      throw new IllegalArgumentException("client: " + kind.id() + " (expected: one of " + clientKinds + ")");
+    }
+    return kind == client ? this : new LabOptions(this, kind);
+  }
+
   private LabOptions(Builder b) {
     this.liar = null;
     this.runs = b.runs;
     this.coreCells = b.coreCells;
     this.scenarios = List.copyOf(b.scenarios);
-    this.client = b.client;
-    this.strategies = List.copyOf(b.strategies != null ? b.strategies : defaultStrategies(b.client, b.allStrategies));
+    this.clientKinds = List.copyOf(b.clientKinds);
+    this.client = clientKinds.get(0);
+    this.strategies = List.copyOf(b.strategies != null ? b.strategies : defaultStrategies(client, b.allStrategies));
     this.quickProfile = b.duration == null && b.timeScale == null;
     this.duration = b.duration != null ? b.duration : quickProfile ? QUICK_DURATION : Duration.ofSeconds(30);
     this.timeScale = b.timeScale != null ? b.timeScale : quickProfile ? QUICK_TIME_SCALE : 1.0;
@@ -112,17 +149,26 @@ public final class LabOptions {
     return strategies;
   }
 
-  /** The {@code --client}: OkHttp with Fairway's interceptor (default), or Spring contexts. */
+  /**
+   * The {@code --client} of this options' runs: OkHttp with Fairway's interceptor (default), the
+   * JDK's client, Apache HttpClient 5, or Spring contexts.
+   */
   public LabClient.Kind client() {
     return client;
   }
 
+  /** Every {@code --client} of the run, in the order given (one unless a list was given). */
+  public List<LabClient.Kind> clientKinds() {
+    return clientKinds;
+  }
+
   /**
-   * With no {@code --strategies}: every Fairway strategy through OkHttp; through Spring, its round
-   * robin beside Fairway's default strategy. With {@code all}: every strategy the client can run.
+   * With no {@code --strategies}: every Fairway strategy through OkHttp, the JDK client or HttpClient
+   * 5; through Spring, its round robin beside Fairway's default strategy. With {@code all}: every
+   * strategy the client can run.
    */
   private static List<String> defaultStrategies(LabClient.Kind client, boolean all) {
-    if (client == LabClient.Kind.OKHTTP) {
+    if (client != LabClient.Kind.SPRING) {
       return ALL_STRATEGIES;
     }
     List<String> names = new ArrayList<>(client.ownStrategies());
@@ -232,7 +278,7 @@ public final class LabOptions {
     private List<Scenario> scenarios = Scenario.defaultRun();
     private List<String> strategies; // null: the client's default
     private boolean allStrategies;
-    private LabClient.Kind client = LabClient.Kind.OKHTTP;
+    private List<LabClient.Kind> clientKinds = List.of(LabClient.Kind.OKHTTP);
     private Duration duration;
     private Double timeScale;
     private int workers = 8;
@@ -398,12 +444,33 @@ public final class LabOptions {
     }
 
     public Builder client(LabClient.Kind kind) {
-      client = kind;
+      clientKinds = List.of(kind);
+      return this;
+    }
+
+    /**
+     * {@code --client}: one kind, or a comma-separated list of okhttp, jdk and hc5 (each at most
+     * once) whose every scenario x strategy runs through each in turn; spring runs alone (its
+     * strategies are not Fairway's).
+     */
+    public Builder clientKinds(String list) {
+      Set<LabClient.Kind> chosen = new LinkedHashSet<>();
+      for (String id : list.split(",")) {
+        if (!chosen.add(LabClient.Kind.of(id))) {
+          throw new UsageException("--client: \"" + list + "\" (expected: each client at most once)");
+        }
+      }
+      if (chosen.size() > 1 && chosen.contains(LabClient.Kind.SPRING)) {
+        throw new UsageException("--client: \"" + list + "\" (expected: spring alone: its strategies are Spring Cloud"
+            + " LoadBalancer's and the starter's; a list of okhttp, jdk and hc5)");
+      }
+      clientKinds = List.copyOf(chosen);
       return this;
     }
 
     /** Checks the options that depend on each other (the client and what it can run), then builds. */
     public LabOptions build() {
+      LabClient.Kind client = clientKinds.get(0);
       if (strategies != null) {
         for (String n : strategies) {
           if (SpringLabClient.SPRING_STRATEGIES.contains(n) && client != LabClient.Kind.SPRING) {
@@ -425,7 +492,34 @@ public final class LabOptions {
               + " is a Fairway balancer under OkHttp)");
         }
       }
+      for (LabClient.Kind kind : clientKinds) {
+        if (kind == LabClient.Kind.JDK || kind == LabClient.Kind.HC5) {
+          checkPlainClient(kind);
+        }
+      }
+      if (clientKinds.size() > 1 && scenarios.contains(Scenario.REPORTS)) {
+        throw new UsageException("--scenario: \"reports\" (expected: with one --client: its table has no client"
+            + " column)");
+      }
       return new LabOptions(this);
+    }
+
+    /**
+     * What the JDK client and HttpClient 5 cannot run: hedging (only the OkHttp interceptor hedges),
+     * and the scenarios whose clients are OkHttp's own.
+     */
+    private void checkPlainClient(LabClient.Kind kind) {
+      if (hedging != null) {
+        throw new UsageException("--hedge: \"" + hedge + "\" (expected: off with --client " + kind.id()
+            + ": only the OkHttp interceptor hedges)");
+      }
+      for (Scenario okHttpOnly : List.of(Scenario.ZONES, Scenario.SUBSET, Scenario.ROLLING, Scenario.KUBERNETES)) {
+        if (scenarios.contains(okHttpOnly)) {
+          throw new UsageException("--scenario: \"" + okHttpOnly.id() + "\" (expected: with --client okhttp only: "
+              + (okHttpOnly == Scenario.ZONES ? "its cross-zone penalty is an OkHttp interceptor)"
+                  : "its clients are OkHttp clients of its own)"));
+        }
+      }
     }
   }
 
@@ -440,6 +534,8 @@ public final class LabOptions {
         + " strategies, time scale " + timeScale + ", " + duration.toMillis() / 1000.0 + " s measured per run, "
         + workers + " workers per backend, max attempts " + maxAttempts
         + (clients != null ? ", " + clients + " clients" : "") + (loadReports ? ", load reports on" + styleNote() : "")
-        + (hedging != null ? ", hedging " + hedge : "") + (client != LabClient.Kind.OKHTTP ? ", client " + client.id() : "");
+        + (hedging != null ? ", hedging " + hedge : "")
+        + (clientKinds.size() > 1 ? ", clients " + String.join(",", clientKinds.stream().map(LabClient.Kind::id).toList())
+            : client != LabClient.Kind.OKHTTP ? ", client " + client.id() : "");
   }
 }

@@ -1,7 +1,6 @@
 package dev.fairway.samples.lab;
 
 import dev.fairway.lb.LoadBalancer;
-import dev.fairway.lb.TargetStatus;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import okhttp3.OkHttpClient;
@@ -39,13 +38,7 @@ final class OkHttpLabClient implements LabClient {
 
   @Override
   public int inFlight(int port) {
-    int sum = 0;
-    for (TargetStatus s : balancer.status()) {
-      if (s.target().port() == port) {
-        sum += s.inFlight();
-      }
-    }
-    return sum;
+    return ScenarioRun.inFlight(balancer, port);
   }
 
   /** The interceptor's {@code fairway.retries} counter. */

@@ -7,6 +7,8 @@ package dev.fairway.samples.lab;
 public final class RunResult {
   final Scenario scenario;
   final String strategy;
+  /** The kind of client the users called through ({@code --client}). */
+  final LabClient.Kind client;
   final int users;
   /** K: independent clients (balancer + OkHttp client each) the users were spread over. */
   final int clients;
@@ -52,8 +54,15 @@ public final class RunResult {
   /** Hedges the interceptors sent during the window (the extra calls of {@code --hedge}). */
   final long hedges;
 
-  /** What the calls started in the window came to. */
-  record Calls(long completed, long errors, long retries, long hedges, long[] perBackend, String errorSummary) {}
+  /**
+   * Calls the clients still counted in flight once every user had stopped (each call followed to its
+   * end): 0 unless a call path kept its pick.
+   */
+  final int leftInFlight;
+
+  /** What the calls started in the window came to; {@code leftInFlight}: see the field. */
+  record Calls(long completed, long errors, long retries, long hedges, long[] perBackend, String errorSummary,
+      int leftInFlight) {}
 
   /** Latency percentiles of the successful calls, in milliseconds. */
   record Latency(double meanMs, double p50Ms, double p95Ms, double p99Ms, double p999Ms) {
@@ -75,10 +84,12 @@ public final class RunResult {
   record Faults(double faultAtSeconds, double restartAtSeconds, int inFlightAtKill, double recoverySeconds,
       double baselineShare, double failingShare) {}
 
-  RunResult(Scenario scenario, String strategy, int users, int clients, double measuredSeconds, double limitRps,
-      Calls calls, Latency latency, Series series, Faults faults) {
+  RunResult(Scenario scenario, String strategy, LabClient.Kind client, int users, int clients, double measuredSeconds,
+      double limitRps, Calls calls, Latency latency, Series series, Faults faults) {
     this.scenario = scenario;
     this.strategy = strategy;
+    this.client = client;
+    this.leftInFlight = calls.leftInFlight();
     this.users = users;
     this.clients = clients;
     this.measuredSeconds = measuredSeconds;
@@ -112,6 +123,16 @@ public final class RunResult {
 
   public String strategy() {
     return strategy;
+  }
+
+  /** The {@code --client} the users called through. */
+  public LabClient.Kind client() {
+    return client;
+  }
+
+  /** See {@link #leftInFlight}. */
+  public int leftInFlight() {
+    return leftInFlight;
   }
 
   public long completed() {

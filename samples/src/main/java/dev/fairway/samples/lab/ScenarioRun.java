@@ -6,6 +6,7 @@ import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.PassiveHealth;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.Target;
+import dev.fairway.lb.TargetStatus;
 import dev.fairway.lb.okhttp.AffinityKey;
 import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
@@ -74,6 +75,8 @@ final class ScenarioRun {
    * scale a fleet's probes (50 balancers x 4 backends) would cost the machine more than its calls.
    */
   private static final Duration MIN_PROBE_INTERVAL = Duration.ofMillis(100);
+  /** How long the calls counted in flight get to go to zero once the users have stopped. */
+  private static final Duration IN_FLIGHT_DRAIN = Duration.ofSeconds(2);
 
   /** Called every few milliseconds while a run goes on (the progress line). */
   interface Ticker {
@@ -143,7 +146,7 @@ final class ScenarioRun {
         SpringLabClient.startAll(clients, strategy, backends, options);
       } else {
         for (int k = 0; k < clientCount; k++) {
-          clients[k] = newOkHttpLabClient(backends, usersPerClient, probeClient);
+          clients[k] = newFairwayLabClient(backends, usersPerClient, probeClient);
         }
       }
 
@@ -188,6 +191,7 @@ final class ScenarioRun {
       }
       pool.stop();
       pool.join(TimeUnit.SECONDS.toNanos(150)); // the calls still out belong to the window: let them end
+      int leftInFlight = awaitNothingInFlight(clients, backends);
 
       long[] perBackend = new long[backends.length];
       long completed = 0;
@@ -198,8 +202,9 @@ final class ScenarioRun {
       double limit = scenario == Scenario.ZONES
           ? Limit.averagedZonesRps(users, options.workers(), serviceSeconds[0], crossZonePenaltyNanos() / 1e9)
           : Limit.averagedRps(scenario, users, options.workers(), serviceSeconds);
-      return new RunResult(scenario, strategy, users, clientCount, windowNanos / 1e9, limit,
-          new RunResult.Calls(completed, pool.errors.sum(), retries, hedges, perBackend, errorSummary(pool.errorKinds)),
+      return new RunResult(scenario, strategy, options.client(), users, clientCount, windowNanos / 1e9, limit,
+          new RunResult.Calls(completed, pool.errors.sum(), retries, hedges, perBackend, errorSummary(pool.errorKinds),
+              leftInFlight),
           RunResult.Latency.of(pool.latency.getIntervalHistogram()),
           new RunResult.Series(bucketSeconds, pool.seriesPerBackend(), pool.seriesErrors(), observedSeconds),
           new RunResult.Faults(faultAt, restartAt, faults.inFlightAtKill(), recovery, baseline, failingShare));
@@ -231,11 +236,35 @@ final class ScenarioRun {
     }
   }
 
-  /** One client of {@code --client okhttp}: its own registry, balancer and OkHttp client. */
-  private LabClient newOkHttpLabClient(Backend[] backends, int usersPerClient, OkHttpClient probeClient) {
+  /**
+   * One client of {@code --client okhttp}, {@code jdk} or {@code hc5}: its own registry and balancer
+   * (the same for the three), and its own HTTP client of that kind.
+   */
+  private LabClient newFairwayLabClient(Backend[] backends, int usersPerClient, OkHttpClient probeClient) {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     LoadBalancer balancer = newBalancer(backends, registry, probeClient);
-    return new OkHttpLabClient(balancer, newClient(usersPerClient, balancer), registry);
+    try {
+      return switch (options.client()) {
+        case OKHTTP -> new OkHttpLabClient(balancer, newClient(usersPerClient, balancer), registry);
+        case JDK -> new JdkLabClient(balancer, options.maxAttempts());
+        case HC5 -> new Hc5LabClient(balancer, usersPerClient, options.maxAttempts());
+        case SPRING -> throw new IllegalStateException("Spring clients start through SpringLabClient.startAll");
+      };
+    } catch (RuntimeException e) {
+      balancer.close();
+      throw e;
+    }
+  }
+
+  /** Calls in flight now to the backend listening on {@code port}, as {@code balancer} counts them. */
+  static int inFlight(LoadBalancer balancer, int port) {
+    int sum = 0;
+    for (TargetStatus s : balancer.status()) {
+      if (s.target().port() == port) {
+        sum += s.inFlight();
+      }
+    }
+    return sum;
   }
 
   private LoadBalancer newBalancer(Backend[] backends, MeterRegistry registry, OkHttpClient probeClient) {
@@ -325,6 +354,25 @@ final class ScenarioRun {
         .readTimeout(Duration.ofSeconds(60))
         .callTimeout(Duration.ofSeconds(120))
         .build();
+  }
+
+  /**
+   * The calls the clients still count in flight once every user has stopped, polled until there are
+   * none or {@link #IN_FLIGHT_DRAIN} has passed: every call path releases its pick, but a client may
+   * do it on one of its own threads just after the user's call returned.
+   */
+  private static int awaitNothingInFlight(LabClient[] clients, Backend[] backends) {
+    long deadline = System.nanoTime() + IN_FLIGHT_DRAIN.toNanos();
+    for (;;) {
+      int sum = 0;
+      for (Backend b : backends) {
+        sum += FaultScript.inFlight(clients, b);
+      }
+      if (sum == 0 || System.nanoTime() - deadline >= 0) {
+        return sum;
+      }
+      LockSupport.parkNanos(5_000_000L);
+    }
   }
 
   /**

@@ -39,10 +39,10 @@ class JitterLabTest {
     assertThat(stdout).contains("jitter: 100 users, 1% of requests on every backend take 20x (N=100)")
         .contains(", hedging 5ms").contains("p99.9 ms").contains("hedges");
     List<String> csv = Files.readAllLines(dir.resolve("lab.csv"));
-    assertThat(csv.get(0)).endsWith(",per_backend,clients,in_zone_share,in_zone_before,in_zone_after,in_zone_swing,spill_s,p999_ms,hedges");
+    assertThat(csv.get(0)).endsWith(",per_backend,clients,in_zone_share,in_zone_before,in_zone_after,in_zone_swing,spill_s,p999_ms,hedges,client");
     for (String row : csv.subList(1, csv.size())) {
       String[] cells = row.split(",", -1);
-      assertThat(cells).hasSize(21);
+      assertThat(cells).hasSize(22);
       assertThat(Long.parseLong(cells[20])).isPositive();
     }
   }

@@ -65,7 +65,7 @@ class LabSmokeTest {
     List<String> lines = Files.readAllLines(dir.resolve("lab.csv"));
     assertThat(lines.get(0)).isEqualTo(
         "scenario,strategy,users,throughput_rps,limit_rps,share_of_limit,mean_ms,p50_ms,p95_ms,p99_ms,errors,retries,per_backend,clients"
-        + ",in_zone_share,in_zone_before,in_zone_after,in_zone_swing,spill_s,p999_ms,hedges");
+        + ",in_zone_share,in_zone_before,in_zone_after,in_zone_swing,spill_s,p999_ms,hedges,client");
     csv = new ArrayList<>();
     for (String line : lines.subList(1, lines.size())) {
       csv.add(line.split(",", -1));
@@ -77,10 +77,11 @@ class LabSmokeTest {
     assertThat(csv).hasSize(Scenario.defaultRun().size() * LabOptions.ALL_STRATEGIES.size());
     Set<String> seen = new HashSet<>();
     for (String[] row : csv) {
-      assertThat(row).hasSize(21);
+      assertThat(row).hasSize(22);
       assertThat(java.util.Arrays.copyOfRange(row, 14, 19)).as("the zones columns, empty outside zones")
           .containsOnly("");
       assertThat(Long.parseLong(row[20])).as("hedges of %s/%s without --hedge", row[0], row[1]).isZero();
+      assertThat(row[21]).as("client of %s/%s", row[0], row[1]).isEqualTo("okhttp");
       assertThat(seen.add(row[0] + "/" + row[1])).as("duplicate row %s/%s", row[0], row[1]).isTrue();
     }
     for (Scenario s : Scenario.defaultRun()) {

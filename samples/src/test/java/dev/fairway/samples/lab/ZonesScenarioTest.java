@@ -57,11 +57,11 @@ class ZonesScenarioTest {
 
   @Test
   void csv_oneRowPerStrategy_withTheZoneColumnsAfterClients() {
-    assertThat(header).endsWith(",per_backend,clients,in_zone_share,in_zone_before,in_zone_after,in_zone_swing,spill_s,p999_ms,hedges");
+    assertThat(header).endsWith(",per_backend,clients,in_zone_share,in_zone_before,in_zone_after,in_zone_swing,spill_s,p999_ms,hedges,client");
     assertThat(rows).hasSize(STRATEGIES.size());
     for (int i = 0; i < rows.size(); i++) {
       String[] row = rows.get(i);
-      assertThat(row).hasSize(21);
+      assertThat(row).hasSize(22);
       assertThat(row[0]).isEqualTo("zones");
       assertThat(row[1]).isEqualTo(STRATEGIES.get(i));
       assertThat(row[2]).isEqualTo("12");
