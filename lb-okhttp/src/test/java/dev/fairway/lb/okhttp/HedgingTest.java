@@ -293,7 +293,9 @@ class HedgingTest {
     assertThat(scheduled).hasSize(15).containsOnly(20L);
     assertThat(hedges("sent")).isEqualTo(10.0);
     assertThat(hedges("budget_exhausted")).isEqualTo(5.0);
-    assertThat(b.totalRequests()).isEqualTo(25);
+    // Every first copy reaches its server; a sent hedge may not, on a loaded machine: the first copy
+    // can answer (200 ms) and cancel it before its request was read. The meters above count what was sent.
+    assertThat(b.totalRequests()).isBetween(15, 25);
     assertThat(registry.get("fairway.hedges.extra.load").gauge().value()).isEqualTo(10 / 15.0);
   }
 
