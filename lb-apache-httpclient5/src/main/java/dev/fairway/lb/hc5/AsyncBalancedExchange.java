@@ -33,7 +33,9 @@ import org.jspecify.annotations.Nullable;
  * One balanced exchange of the async client: the classic {@link BalancedExchange}'s rules, driven by
  * callbacks. Each attempt passes a scope with the picked target's route down the chain; its {@link
  * Attempt} completes when the exchange completes or fails (after the caller's consumer took the
- * whole body, never at headers time), and is released when the caller cancelled.
+ * whole body, never at headers time), and is released when the caller cancelled. Each attempt's
+ * scope carries its own {@link AttemptCancellation}, so that a cancel reaches the exchange in
+ * progress on a pooled connection too.
  *
  * <p>Where the async client differs from the classic one: a retryable status is retried only when
  * a target this exchange has not tried can be picked at once (the pick is taken before the
@@ -161,8 +163,9 @@ final class AsyncBalancedExchange {
     try {
       HttpRequest copy = BasicRequestBuilder.copy(request).setAuthority(ServiceRoute.authorityOf(pick.target())).build();
       AsyncExecChain.Scope attemptScope = new AsyncExecChain.Scope(scope.exchangeId,
-          route.routeTo(scope.route, pick.target()), scope.originalRequest, scope.cancellableDependency,
-          scope.clientContext, scope.execRuntime, scope.scheduler, scope.execCount);
+          route.routeTo(scope.route, pick.target()), scope.originalRequest,
+          new AttemptCancellation(scope.cancellableDependency), scope.clientContext, scope.execRuntime,
+          scope.scheduler, scope.execCount);
       chain.proceed(copy, entityProducer, attemptScope, callback);
     } catch (IOException | HttpException | RuntimeException e) {
       callback.failed(e);

@@ -11,11 +11,21 @@ import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetState;
 import dev.fairway.lb.testing.Closer;
 import dev.fairway.lb.testing.FaultServer;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hc.client5.http.async.methods.SimpleHttpRequest;
 import org.apache.hc.client5.http.async.methods.SimpleHttpResponse;
 import org.apache.hc.client5.http.async.methods.SimpleRequestBuilder;
@@ -178,6 +188,114 @@ class AsyncClientTest {
     eventually("the slot is freed", () -> Clients.inFlight(lb) == 0);
     assertThat(lb.status()).allSatisfy(s -> assertThat(s.state()).isEqualTo(TargetState.HEALTHY));
     assertThat(silent.receivedTotal()).isEqualTo(1);
+  }
+
+  /**
+   * On a connection the pool already had, HttpClient 5 sets the finished lease as the exchange's
+   * cancel after the exchange itself ({@link AttemptCancellation}): a cancel used to end nothing, and
+   * the slot stayed held until the socket timeout (20 s here, beyond this test's 5 s wait).
+   */
+  @Test
+  void aCancelledFuture_onAPooledConnection_endsTheExchange_andReleasesThePickAtOnce() throws Exception {
+    OneConnectionServer server = closer.add(new OneConnectionServer());
+    LoadBalancer lb = balancer(PassiveHealth.defaults().withConsecutiveFailures(1), server.port());
+    CloseableHttpAsyncClient client = closer.add(FairwayHttpClient5.builder().service("orders", lb).build().customize(
+        HttpAsyncClients.custom()
+            .setConnectionManager(PoolingAsyncClientConnectionManagerBuilder.create()
+                .setDefaultConnectionConfig(ConnectionConfig.custom()
+                    .setConnectTimeout(Timeout.ofSeconds(1)).setSocketTimeout(Timeout.ofSeconds(20)).build())
+                .build())
+            .setDefaultRequestConfig(RequestConfig.custom().setResponseTimeout(Timeout.ofSeconds(20)).build()))
+        .build());
+    client.start();
+
+    assertThat(await(client.execute(get("http://orders/work", "answered"), null)).getCode()).isEqualTo(200);
+    Future<SimpleHttpResponse> future = client.execute(get("http://orders/work", "cancelled"), null);
+    eventually("the second request arrived on the first connection", () -> server.requests() == 2);
+    assertThat(Clients.inFlight(lb)).isEqualTo(1);
+    future.cancel(true);
+
+    eventually("the slot is freed", () -> Clients.inFlight(lb) == 0);
+    eventually("the connection is closed", server::closedByClient);
+    assertThat(lb.status()).allSatisfy(s -> assertThat(s.state()).isEqualTo(TargetState.HEALTHY));
+    assertThat(server.connections()).isEqualTo(1);
+  }
+
+  /**
+   * Accepts connections on loopback and answers only the first request it reads with a keep-alive
+   * 200, so a second one waits on a pooled connection; counts requests and connections, and notes an
+   * end of stream from the client.
+   */
+  private static final class OneConnectionServer implements AutoCloseable {
+    private final ServerSocket socket;
+    private final AtomicInteger requests = new AtomicInteger();
+    private final AtomicInteger connections = new AtomicInteger();
+    private final AtomicBoolean closedByClient = new AtomicBoolean();
+    private final Thread acceptor;
+
+    OneConnectionServer() throws IOException {
+      socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+      acceptor = new Thread(this::serve, "one-connection-server");
+      acceptor.setDaemon(true);
+      acceptor.start();
+    }
+
+    int port() {
+      return socket.getLocalPort();
+    }
+
+    int requests() {
+      return requests.get();
+    }
+
+    int connections() {
+      return connections.get();
+    }
+
+    boolean closedByClient() {
+      return closedByClient.get();
+    }
+
+    private void serve() {
+      while (!socket.isClosed()) {
+        try (Socket s = socket.accept()) {
+          connections.incrementAndGet();
+          s.setTcpNoDelay(true);
+          s.setSoTimeout(30_000);
+          BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.ISO_8859_1));
+          OutputStream out = s.getOutputStream();
+          while (readHead(in)) {
+            if (requests.incrementAndGet() == 1) {
+              out.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".getBytes(StandardCharsets.ISO_8859_1));
+              out.flush();
+            }
+          }
+          closedByClient.set(true);
+        } catch (IOException e) {
+          if (!socket.isClosed()) {
+            closedByClient.set(true); // a reset from the client ends the connection too
+          }
+        }
+      }
+    }
+
+    /** Reads one request head; false at the end of the stream. */
+    private static boolean readHead(BufferedReader in) throws IOException {
+      String line = in.readLine();
+      if (line == null) {
+        return false;
+      }
+      while (line != null && !line.isEmpty()) {
+        line = in.readLine();
+      }
+      return line != null;
+    }
+
+    @Override
+    public void close() throws IOException, InterruptedException {
+      socket.close();
+      acceptor.join(5_000);
+    }
   }
 
   @Test

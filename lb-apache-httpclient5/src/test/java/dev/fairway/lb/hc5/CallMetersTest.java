@@ -51,9 +51,8 @@ import org.junit.jupiter.api.Test;
  * target, an exchange the caller aborted (classic) or cancelled (async). The same names, tags and
  * outcomes as lb-okhttp's.
  *
- * <p>The async cancel runs on a fresh connection. On a pooled connection that an earlier exchange
- * used, a cancelled async exchange was seen to end (and free its slot) only at the socket timeout;
- * that is the async adapter's cancel path, not the meters, and is left to its own fix.
+ * <p>The async cancel runs on a fresh connection; {@code AsyncClientTest} cancels one on a pooled
+ * connection.
  */
 @org.junit.jupiter.api.Timeout(30)
 class CallMetersTest {
