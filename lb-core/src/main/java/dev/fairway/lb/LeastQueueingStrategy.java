@@ -41,17 +41,10 @@ import org.jspecify.annotations.Nullable;
  * turns this off: for 64 x that service time, at least a second, a balancer without reports scores
  * exactly as least response time.
  *
- * <p>The numbers that chose it (the lab on a 2-core VM, OpenJDK 17). A latency-only "cold" rule
- * (recent latency within 50% of a windowed minimum, the TCP Vegas idea) lost in the fleet scenario
- * (50 clients; quick profile: 81.7% of the limit against least response time's 87.3%, p99 0.9 s
- * against 0.16 s): each client's verdict on a target it rarely calls is old, so the clients kept
- * sending to the 500 ms target after it queued. A report carries what every client did. The final
- * version against least response time, time scale 1, three 6 s runs per cell, medians: light 95.1%
- * against 88.6% of the limit, steady 99.4 / 98.8, burst 101.4 / 101.2, fleet 95.0 / 95.3, slowdown
- * 99.5 / 99.2, fastfail 99.3 / 99.0; with load reports light 96.4 / 88.8, fleet 98.1 / 95.6, the
- * others within a point. Ahead or level everywhere, far ahead at light load, where filling the
- * fastest targets' free workers matters most: so it is the default. Its cost: p99 in fleet with
- * reports, 1.48 s against 0.98 s, since it also keeps the slowest target's workers busy.
+ * <p>Why it is the default, and why a report beats a latency-only "cold" rule in a fleet (each
+ * client's verdict on a target it rarely calls is old; a report carries what every client did): the
+ * lab runs in {@code docs/results/2026-12-01-lab-default-run.md}. Its cost there: a higher p99 in
+ * the fleet with reports, since it also keeps the slowest target's workers busy.
  *
  * <p>Up to {@value #FULL_SCAN_LIMIT} targets every one is a candidate (two random choices would
  * cap the fastest of four targets at half the calls); above that two distinct weighted-random ones,
