@@ -3,7 +3,7 @@ package dev.fairway.benchmarks;
 import com.sun.net.httpserver.HttpServer;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.Target;
-import dev.fairway.lb.okhttp.HedgingPolicy;
+import dev.fairway.lb.HedgingPolicy;
 import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
 import java.io.IOException;
 import java.io.InputStream;

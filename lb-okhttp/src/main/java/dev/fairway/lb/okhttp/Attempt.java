@@ -7,6 +7,7 @@ import dev.fairway.lb.internal.AttemptOutcome;
 import dev.fairway.lb.internal.CallMeters;
 import dev.fairway.lb.internal.Failures;
 import dev.fairway.lb.internal.OutcomeRule;
+import dev.fairway.lb.internal.hedging.ServiceHedging;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import okhttp3.Call;
 import org.jspecify.annotations.Nullable;

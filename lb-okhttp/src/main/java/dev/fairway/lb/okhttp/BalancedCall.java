@@ -5,6 +5,7 @@ import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.RetryRule;
+import dev.fairway.lb.internal.hedging.ServiceHedging;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.lang.reflect.UndeclaredThrowableException;
@@ -148,7 +149,7 @@ final class BalancedCall {
         if (delay < 0) { // a retry, or no delay known yet: sent here, and a percentile delay learns from its time
           response = chain.proceed(rewrite(request, attempt.target()));
           if (!route.outcomes.isFailureStatus(response.code())) {
-            hedging.recordResponse(attempt);
+            hedging.recordResponse(attempt.target(), attempt.sentNanos());
           }
         } else { // the attempt's pick moves to the race's first leg
           HedgeRace race = new HedgeRace(this, attempt);

@@ -3,6 +3,8 @@ package dev.fairway.lb.okhttp;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.Failures;
+import dev.fairway.lb.internal.hedging.ServiceHedging;
+import dev.fairway.lb.internal.hedging.TimerNode;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.lang.reflect.UndeclaredThrowableException;
@@ -270,7 +272,7 @@ final class HedgeRace extends TimerNode {
 
   /** True while the hedge timer may still send a hedge. */
   @Override
-  boolean pending() {
+  public boolean pending() {
     return hedge == PENDING;
   }
 

@@ -5,6 +5,7 @@ import dev.fairway.lb.internal.Args;
 import dev.fairway.lb.internal.AttemptBudget;
 import dev.fairway.lb.internal.OutcomeRule;
 import dev.fairway.lb.internal.RetryRule;
+import dev.fairway.lb.internal.hedging.Hedger;
 import io.github.resilience4j.core.IntervalFunction;
 import io.micrometer.observation.ObservationRegistry;
 import java.io.IOException;
@@ -137,7 +138,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
     Map<String, ServiceRoute> built = new HashMap<>();
     for (Map.Entry<String, LoadBalancer> e : b.services.entrySet()) {
       LoadBalancer lb = e.getValue();
-      CallMetrics metrics = lb.meterRegistry().map(r -> CallMetrics.micrometer(r, lb)).orElse(CallMetrics.NOOP);
+      CallMetrics metrics = CallMetrics.of(lb);
       AttemptBudget budget = new AttemptBudget(b.percentCanRetry(), b.minRetriesPerSecond(), b.ticker);
       built.put(e.getKey(), new ServiceRoute(e.getKey(), lb, budget, metrics, hedger, b.failureStatusCodes()));
     }
@@ -209,7 +210,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
     private @Nullable List<Number> retryBudget; // percentCanRetry, minRetriesPerSecond
     private @Nullable IntervalFunction backoff;
     private @Nullable Long bufferBodiesUpTo;
-    private @Nullable HedgingPolicy hedging;
+    private dev.fairway.lb.@Nullable HedgingPolicy hedging;
     private @Nullable ObservationRegistry observationRegistry;
     LongSupplier ticker = System::nanoTime;
     Sleeper sleeper = Sleeper.CANCELLABLE;
@@ -333,11 +334,25 @@ public final class LoadBalancingInterceptor implements Interceptor {
      * timeouts an earlier interceptor set with {@code chain.withReadTimeout} and the like, and
      * tags set on the caller's {@code Call}, do not carry over to the copies. Request tags do.
      */
-    public Builder hedging(HedgingPolicy policy) {
+    public Builder hedging(dev.fairway.lb.HedgingPolicy policy) {
       Args.requireUnset("hedging", hedging);
       Args.requireArgument(policy != null, "hedging", null, "a HedgingPolicy");
       this.hedging = policy;
       return this;
+    }
+
+    /**
+     * As {@link #hedging(dev.fairway.lb.HedgingPolicy)}, with lb-okhttp's former name of the same
+     * policy.
+     *
+     * @deprecated use {@link #hedging(dev.fairway.lb.HedgingPolicy)}: the policy type is lb-core's now,
+     *     shared by every client integration.
+     */
+    @Deprecated
+    public Builder hedging(HedgingPolicy policy) {
+      Args.requireUnset("hedging", hedging);
+      Args.requireArgument(policy != null, "hedging", null, "a HedgingPolicy");
+      return hedging(policy.core());
     }
 
     /** How hedges are timed and where they run. For tests. */

@@ -84,7 +84,7 @@ final class RaceLeg extends EventListener implements Function0<RaceLeg> {
       Response r = call.execute();
       response = r;
       if (usable()) {
-        race.hedging().recordResponse(attempt);
+        race.hedging().recordResponse(attempt.target(), attempt.sentNanos());
       }
     } catch (Exception | Error e) { // an IOException, a bug, or a checked exception Kotlin let through
       thrown = e;
@@ -136,7 +136,7 @@ final class RaceLeg extends EventListener implements Function0<RaceLeg> {
     if (failure == null) { // a bug in a later interceptor
       attempt.abandon();
     } else if (cancelledByRace && !callers.isCanceled() && !failedOnItsOwn(failure)) {
-      race.hedging().recordResponse(attempt); // cancelled because the other leg won: its response time is at least this
+      race.hedging().recordResponse(attempt.target(), attempt.sentNanos()); // cancelled because the other leg won: its response time is at least this
       attempt.superseded(false); // its server most likely still works on it: held (HeldLosers)
     } else {
       attempt.complete(failure);

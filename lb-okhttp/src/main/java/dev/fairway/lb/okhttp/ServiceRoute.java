@@ -6,6 +6,8 @@ import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.AttemptBudget;
 import dev.fairway.lb.internal.CallMeters;
 import dev.fairway.lb.internal.OutcomeRule;
+import dev.fairway.lb.internal.hedging.Hedger;
+import dev.fairway.lb.internal.hedging.ServiceHedging;
 import java.util.concurrent.atomic.AtomicBoolean;
 import okhttp3.HttpUrl;
 import org.jspecify.annotations.Nullable;
@@ -37,9 +39,9 @@ final class ServiceRoute implements LoadBalancerListener {
     this.budget = budget;
     this.metrics = metrics;
     this.meters = metrics.calls; // a listener of the balancer itself
-    this.hedging = hedger == null ? null : hedger.forService(host, loadBalancer, metrics, budget);
+    this.hedging = hedger == null ? null : hedger.forService(host, loadBalancer, metrics.hedges, budget);
     if (hedging != null) {
-      metrics.hedging(hedging);
+      metrics.hedges.hedging(hedging);
     }
     loadBalancer.addListener(this); // lives as long as the balancer; an interceptor has no close
   }
@@ -55,7 +57,7 @@ final class ServiceRoute implements LoadBalancerListener {
   @Override
   public void closed() {
     urls.clear();
-    metrics.closed();
+    metrics.hedges.closed();
     if (hedging != null) {
       hedging.closed(); // nothing held outlives the balancer
     }

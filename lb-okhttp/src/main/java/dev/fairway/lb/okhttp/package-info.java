@@ -6,7 +6,8 @@
  *
  * <p>Public API: {@link dev.fairway.lb.okhttp.LoadBalancingInterceptor},
  * {@link dev.fairway.lb.okhttp.AffinityKey}, {@link dev.fairway.lb.okhttp.HttpHealthProbe},
- * {@link dev.fairway.lb.okhttp.Idempotency} and {@link dev.fairway.lb.okhttp.HedgingPolicy}. Every
+ * {@link dev.fairway.lb.okhttp.Idempotency} and the deprecated {@link dev.fairway.lb.okhttp.HedgingPolicy}
+ * (lb-core's {@link dev.fairway.lb.HedgingPolicy} under its former name). Every
  * package-private class here is an implementation detail and may change.
  *
  * <h2>A map of the package</h2>
@@ -25,19 +26,21 @@
  *       {@code Interrupts} ends a call whose caller was interrupted.
  *   <li>Budgets: lb-core's {@code AttemptBudget} (Finagle's retry budget: tokens for attempts beyond
  *       the first). Retries draw on the route's; hedges on their own and the route's.
- *   <li>Hedging, one owner per service: {@code ServiceHedging} makes the three decisions (the delay,
+ *   <li>Hedging, one owner per service, in lb-core's {@code dev.fairway.lb.internal.hedging} (the
+ *       engine every client integration shares): {@code ServiceHedging} makes the three decisions (the delay,
  *       a pure read; the hedge's target; what outcomes teach) over {@code LatencyWindow} (a
  *       percentile of recent response times, the service's and each target's), {@code
  *       RecentCounts} (the extra-load gauge) and {@code HeldLosers} (losing copies whose slots stay
  *       held; driven by {@code ServiceHedging} alone). {@code Hedger} is what an interceptor's
- *       services share: the policy, the timer, the hedge pool and the clock.
+ *       services share: the policy, the timer, the hedge pool and the clock. Only the race over
+ *       OkHttp's {@code Call} is this package's:
  *   <li>The race: {@code HedgeRace} holds one hedged call's race state and nothing else; each copy
  *       is a {@code RaceLeg} (a tagged clone of the caller's call, its attempt and its outcome).
  *       {@code HedgeTimer} (one thread for the JVM) fires races, each a {@code TimerNode}, so arming
  *       allocates nothing.
- *   <li>{@code CallMetrics}: the hedging meters, beside lb-core's {@code CallMeters} (calls,
- *       retries, the budget, leaked bodies: the same in every client integration); both no-ops
- *       without a registry. {@code TargetUrls}: each target's canonical base URL.
+ *   <li>{@code CallMetrics}: lb-core's {@code CallMeters} (calls, retries, the budget, leaked
+ *       bodies) and {@code HedgeMeters} (the hedging meters), the same in every client integration;
+ *       both no-ops without a registry. {@code TargetUrls}: each target's canonical base URL.
  *       {@code AffinityKeys}: the parsing behind {@code AffinityKey}.
  * </ul>
  *

@@ -1,5 +1,11 @@
 package dev.fairway.lb.okhttp;
 
+import dev.fairway.lb.HedgingPolicy;
+import dev.fairway.lb.internal.hedging.HedgeMeters;
+import dev.fairway.lb.internal.hedging.HedgeTimer;
+import dev.fairway.lb.internal.hedging.Hedger;
+import dev.fairway.lb.internal.hedging.ServiceHedging;
+import dev.fairway.lb.internal.hedging.TimerNode;
 import static dev.fairway.lb.testing.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -531,7 +537,7 @@ class CallsEndTest {
     java.util.function.LongSupplier ticker = () -> TimeUnit.MILLISECONDS.toNanos(now.get());
     LoadBalancer lb = closer.add(LoadBalancer.builder("orders").targets(dev.fairway.lb.Target.of("127.0.0.1", 8081)).build());
     ServiceHedging hedging = new ServiceHedging("orders", HedgingPolicy.fixedDelay(Duration.ofMillis(50)).withLoserHold(Duration.ofNanos(hold)),
-        lb, CallMetrics.NOOP, new AttemptBudget(0.2, 10, ticker), timer, DIRECT, ticker);
+        lb, HedgeMeters.NOOP, new AttemptBudget(0.2, 10, ticker), timer, DIRECT, ticker);
     List<String> released = new ArrayList<>();
     assertThat(timer.watching()).isZero();
 

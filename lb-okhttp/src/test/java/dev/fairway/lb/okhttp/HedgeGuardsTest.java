@@ -1,5 +1,9 @@
 package dev.fairway.lb.okhttp;
 
+import dev.fairway.lb.HedgingPolicy;
+import dev.fairway.lb.internal.hedging.Hedger;
+import dev.fairway.lb.internal.hedging.ServiceHedging;
+import dev.fairway.lb.internal.hedging.TimerNode;
 import static dev.fairway.lb.testing.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,5 +1,7 @@
 package dev.fairway.lb.okhttp;
 
+import dev.fairway.lb.HedgingPolicy;
+import dev.fairway.lb.internal.hedging.HedgeTimer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fairway.lb.LoadBalancer;

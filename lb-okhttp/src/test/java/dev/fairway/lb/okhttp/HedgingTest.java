@@ -1,5 +1,9 @@
 package dev.fairway.lb.okhttp;
 
+import dev.fairway.lb.HedgingPolicy;
+import dev.fairway.lb.internal.hedging.Hedger;
+import dev.fairway.lb.internal.hedging.ServiceHedging;
+import dev.fairway.lb.internal.hedging.TimerNode;
 import static dev.fairway.lb.testing.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -274,6 +278,34 @@ class HedgingTest {
     assertThat(client.connectionPool().connectionCount()).isEqualTo(1);
     assertThat(registry.find("fairway.leaked.responses").counter()).isNull();
     assertThat(registry.get("fairway.hedges.extra.load").gauge().value()).isEqualTo(1.0);
+  }
+
+  /** lb-okhttp's former policy type still builds and hedges exactly as lb-core's (issue 35 moved it). */
+  @Test
+  @SuppressWarnings("deprecation")
+  void deprecatedOkHttpPolicy_isTheCorePolicy_andStillHedges() throws Exception {
+    dev.fairway.lb.okhttp.HedgingPolicy old = dev.fairway.lb.okhttp.HedgingPolicy.fixedDelay(Duration.ofMillis(100))
+        .withBudget(0.1, 2).withLoserHold(NO_HOLD);
+    assertThat(old).hasToString(HedgingPolicy.fixedDelay(Duration.ofMillis(100)).withBudget(0.1, 2).withLoserHold(NO_HOLD).toString())
+        .isEqualTo(dev.fairway.lb.okhttp.HedgingPolicy.fixedDelay(Duration.ofMillis(100)).withBudget(0.1, 2).withLoserHold(NO_HOLD));
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> dev.fairway.lb.okhttp.HedgingPolicy.percentile(10))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("percentile").hasMessageContaining("50.0..99.99");
+    assertThat(dev.fairway.lb.okhttp.HedgingPolicy.MIN_SAMPLES).isEqualTo(HedgingPolicy.MIN_SAMPLES);
+
+    Backends b = closer.add(firstSlow(2, slow(5_000, 200, "slow"), i -> Backends.ok("s" + i)));
+    LoadBalancer lb = balancer(b);
+    LoadBalancingInterceptor.Builder builder = LoadBalancingInterceptor.builder().service("orders", lb)
+        .hedgeScheduler(afterFirstArrival, hedgePool).hedging(old);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> builder.hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(5))))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("hedging");
+    OkHttpClient client = b.client(builder.build());
+    try (Response response = client.newCall(new Request.Builder().url("http://orders/x").build()).execute()) {
+      assertThat(response.body().string()).startsWith("s");
+    }
+    assertThat(scheduled).containsExactly(100L);
+    assertThat(hedges("sent")).isEqualTo(1.0);
+    assertThat(hedges("won")).isEqualTo(1.0);
+    eventually("in-flight counts back to 0", () -> noneInFlight(lb));
   }
 
   @Test

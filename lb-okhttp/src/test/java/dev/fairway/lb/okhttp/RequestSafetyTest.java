@@ -48,4 +48,20 @@ class RequestSafetyTest {
   private static Request request(String method, RequestBody body) {
     return new Request.Builder().url("http://orders/x").method(method, body).build();
   }
+
+  @Test
+  void isHedgeable_getHeadOptionsOrTaggedIdempotent_neverPostPutOrNonIdempotent() {
+    MediaType text = MediaType.get("text/plain");
+    Request.Builder base = new Request.Builder().url("http://orders/x");
+    assertThat(RequestSafety.isHedgeable(base.build())).isTrue();
+    assertThat(RequestSafety.isHedgeable(base.head().build())).isTrue();
+    assertThat(RequestSafety.isHedgeable(base.method("OPTIONS", null).build())).isTrue();
+    assertThat(RequestSafety.isHedgeable(base.post(RequestBody.create("a", text)).build())).isFalse();
+    assertThat(RequestSafety.isHedgeable(base.put(RequestBody.create("a", text)).build())).isFalse();
+    assertThat(RequestSafety.isHedgeable(base.delete().build())).isFalse();
+    assertThat(RequestSafety.isHedgeable(new Request.Builder().url("http://orders/x")
+        .tag(Idempotency.class, Idempotency.NON_IDEMPOTENT).build())).isFalse();
+    assertThat(RequestSafety.isHedgeable(new Request.Builder().url("http://orders/x").post(RequestBody.create("a", text))
+        .tag(Idempotency.class, Idempotency.IDEMPOTENT).build())).isTrue();
+  }
 }

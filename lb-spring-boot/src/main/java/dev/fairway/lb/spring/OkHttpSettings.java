@@ -1,6 +1,6 @@
 package dev.fairway.lb.spring;
 
-import dev.fairway.lb.okhttp.HedgingPolicy;
+import dev.fairway.lb.HedgingPolicy;
 import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
 import java.time.Duration;
 import java.util.regex.Matcher;

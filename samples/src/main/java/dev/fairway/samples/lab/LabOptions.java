@@ -1,6 +1,6 @@
 package dev.fairway.samples.lab;
 
-import dev.fairway.lb.okhttp.HedgingPolicy;
+import dev.fairway.lb.HedgingPolicy;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

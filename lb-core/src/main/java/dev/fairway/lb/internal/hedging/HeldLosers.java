@@ -1,4 +1,4 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb.internal.hedging;
 
 import dev.fairway.lb.Target;
 import java.util.ArrayDeque;
@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * connection, and few servers notice before they answer. Each keeps its in-flight slot on its
  * target until a copy that was sent to the same target <em>after</em> it completes (a server that
  * serves in order has then got to it), or until the policy's hold ({@link
- * HedgingPolicy#withLoserHold}) passed; with a hold of 0 nothing is held. When the service's
+ * dev.fairway.lb.HedgingPolicy#withLoserHold}) passed; with a hold of 0 nothing is held. When the service's
  * balancer closes, every held copy is released ({@link #releaseAll}) and copies that lose later
  * are not held.
  *
@@ -36,10 +36,10 @@ import org.jspecify.annotations.Nullable;
  * <p>Thread-safe. Adding and settling lock one target's queue; a completion with nothing held costs
  * one volatile read ({@link #isEmpty}).
  */
-final class HeldLosers {
+public final class HeldLosers {
   private final long maxHoldNanos;
 
-  /** One held copy; {@code release} frees its slot ({@link Attempt#releaseHeld()}). */
+  /** One held copy; {@code release} frees its slot (the client's attempt frees its pick). */
   private record Held(Runnable release, long sentNanos, long heldUntilNanos) {}
 
   private final ConcurrentHashMap<Target, ArrayDeque<Held>> byTarget = new ConcurrentHashMap<>();
@@ -50,21 +50,21 @@ final class HeldLosers {
   private final AtomicBoolean expiring = new AtomicBoolean();
   private volatile boolean closed;
 
-  HeldLosers(long maxHoldNanos) {
+  public HeldLosers(long maxHoldNanos) {
     this.maxHoldNanos = maxHoldNanos;
   }
 
   /** False when the policy's hold is 0: a loser's slot is then freed at the cancel. */
-  boolean holds() {
+  public boolean holds() {
     return maxHoldNanos > 0;
   }
 
-  boolean isEmpty() {
+  public boolean isEmpty() {
     return count.get() == 0;
   }
 
   /** Copies held now. */
-  int held() {
+  public int held() {
     return count.get();
   }
 
@@ -73,7 +73,7 @@ final class HeldLosers {
    * nowNanos}, until {@code release} is run for it (once). True if the copy is held now; false if
    * it was released at once (the target left, or the balancer closed).
    */
-  boolean hold(Target target, Runnable release, long sentNanos, long nowNanos) {
+  public boolean hold(Target target, Runnable release, long sentNanos, long nowNanos) {
     long until = nowNanos + maxHoldNanos;
     ArrayDeque<Held> queue = byTarget.computeIfAbsent(target, t -> new ArrayDeque<>());
     boolean held = false;
@@ -111,7 +111,7 @@ final class HeldLosers {
    * held on that target that were sent before it are released, and so is every copy held for the
    * whole hold on any target.
    */
-  void completed(Target target, long sentNanos, long nowNanos) {
+  public void completed(Target target, long sentNanos, long nowNanos) {
     List<Held> released = null;
     ArrayDeque<Held> queue = byTarget.get(target);
     if (queue != null) {
@@ -131,7 +131,7 @@ final class HeldLosers {
   }
 
   /** Releases the copies held for the whole hold, if any may be. One caller at a time; the others go on. */
-  void expire(long nowNanos) {
+  public void expire(long nowNanos) {
     if (isEmpty() || nowNanos - nextExpiryNanos < 0 || !expiring.compareAndSet(false, true)) {
       return;
     }
@@ -166,7 +166,7 @@ final class HeldLosers {
    * Releases every held copy, and from now on holds none (a copy that loses later is released at
    * once): the route's balancer closed. Idempotent.
    */
-  void releaseAll() {
+  public void releaseAll() {
     closed = true;
     for (Target target : byTarget.keySet()) {
       forget(target);
@@ -174,7 +174,7 @@ final class HeldLosers {
   }
 
   /** Releases every held copy on {@code target}: it left the service. */
-  void forget(Target target) {
+  public void forget(Target target) {
     ArrayDeque<Held> queue = byTarget.remove(target);
     if (queue == null) {
       return;

@@ -1,5 +1,6 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb.internal.hedging;
 
+import dev.fairway.lb.HedgingPolicy;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.internal.AttemptBudget;
 import java.util.concurrent.Executor;
@@ -22,14 +23,14 @@ import java.util.function.LongSupplier;
  * shared with the async calls the hedges would be waiting for. The timer ({@link HedgeTimer}) is
  * one daemon thread; arming it costs a hedgeable call one compare-and-set and no allocation.
  */
-final class Hedger {
-  static final int MAX_THREADS = 256;
+public final class Hedger {
+  public static final int MAX_THREADS = 256;
 
   /**
    * Fires races' hedge timers: {@link HedgeTimer#SHARED} in production, the seam tests replace to
    * fire hedges by hand.
    */
-  interface Scheduler {
+  public interface Scheduler {
     /** Calls {@code node.run()} after {@code delayNanos}, unless {@link #disarm} came first. */
     void arm(TimerNode node, long delayNanos);
 
@@ -45,12 +46,12 @@ final class Hedger {
     default void watch(ServiceHedging hedging) {}
   }
 
-  final HedgingPolicy policy;
+  public final HedgingPolicy policy;
   private final Scheduler scheduler;
   private final Executor pool;
   private final LongSupplier ticker;
 
-  Hedger(HedgingPolicy policy, Scheduler scheduler, Executor pool, LongSupplier ticker) {
+  public Hedger(HedgingPolicy policy, Scheduler scheduler, Executor pool, LongSupplier ticker) {
     this.policy = policy;
     this.scheduler = scheduler;
     this.pool = pool;
@@ -58,12 +59,12 @@ final class Hedger {
   }
 
   /** With the shared timer thread and hedge pool. */
-  static Hedger create(HedgingPolicy policy, LongSupplier ticker) {
+  public static Hedger create(HedgingPolicy policy, LongSupplier ticker) {
     return new Hedger(policy, HedgeTimer.SHARED, Shared.POOL, ticker);
   }
 
   /** The hedging of one service, whose route's budget {@code retries} hedges draw on too. */
-  ServiceHedging forService(String host, LoadBalancer loadBalancer, CallMetrics metrics, AttemptBudget retries) {
+  public ServiceHedging forService(String host, LoadBalancer loadBalancer, HedgeMeters metrics, AttemptBudget retries) {
     return new ServiceHedging(host, policy, loadBalancer, metrics, retries, scheduler, pool, ticker);
   }
 

@@ -1,5 +1,6 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb.internal.hedging;
 
+import dev.fairway.lb.HedgingPolicy;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.NoTargetAvailableException;
 import dev.fairway.lb.Pick;
@@ -42,18 +43,18 @@ import org.jspecify.annotations.Nullable;
  * hedgeable calls, and the route's, which retries draw on too. A hedge takes a token from both or
  * is not sent.
  */
-final class ServiceHedging {
-  static final int SWEEP_SECONDS = 10;
+public final class ServiceHedging {
+  public static final int SWEEP_SECONDS = 10;
   private static final long SWEEP_NANOS = TimeUnit.SECONDS.toNanos(SWEEP_SECONDS);
 
-  final String host;
+  public final String host;
   /** Fires the races' hedge timers and watches this service while it holds losing copies. */
-  final Hedger.Scheduler scheduler;
+  public final Hedger.Scheduler scheduler;
   /** Where hedges run: picking and sending one may block. */
-  final Executor pool;
+  public final Executor pool;
   private final LongSupplier ticker;
   private final LoadBalancer loadBalancer;
-  private final CallMetrics metrics;
+  private final HedgeMeters metrics;
   /** The route's budget, which retries draw on too. */
   private final AttemptBudget retries;
   /** The hedges' own budget (the policy's share of hedgeable calls). */
@@ -66,13 +67,13 @@ final class ServiceHedging {
   private final long fixedDelayNanos; // -1 for a percentile delay
   private final double percentile; // NaN for a fixed delay
   /** The service's window; null for a fixed delay. */
-  final @Nullable LatencyWindow window;
+  public final @Nullable LatencyWindow window;
   /** Each target's window (percentile delays only); entries made on first use, swept when empty. */
   private final ConcurrentHashMap<Target, LatencyWindow> byTarget = new ConcurrentHashMap<>();
   private final AtomicBoolean sweeping = new AtomicBoolean();
   private volatile long nextSweepNanos;
 
-  ServiceHedging(String host, HedgingPolicy policy, LoadBalancer loadBalancer, CallMetrics metrics,
+  public ServiceHedging(String host, HedgingPolicy policy, LoadBalancer loadBalancer, HedgeMeters metrics,
       AttemptBudget retries, Hedger.Scheduler scheduler, Executor pool, LongSupplier ticker) {
     this.host = host;
     this.scheduler = scheduler;
@@ -92,12 +93,12 @@ final class ServiceHedging {
   }
 
   /** The clock of every time this class is given and keeps. */
-  long nowNanos() {
+  public long nowNanos() {
     return ticker.getAsLong();
   }
 
   /** A call of this service begins: counted for the extra-load gauge; a hedgeable one pays into the hedge budget. */
-  void callStarted(boolean hedgeable) {
+  public void callStarted(boolean hedgeable) {
     counts.call();
     if (hedgeable) {
       budget.deposit();
@@ -112,7 +113,7 @@ final class ServiceHedging {
    * {@code first}'s if due, and drops the windows of targets that answered nothing for a whole
    * window. A few volatile reads when nothing is due.
    */
-  void maintain(Target first, long nowNanos) {
+  public void maintain(Target first, long nowNanos) {
     losers.expire(nowNanos); // one volatile read while nothing is held
     LatencyWindow service = window;
     if (service == null) {
@@ -135,7 +136,7 @@ final class ServiceHedging {
    * The hedge timer's maintenance, on each of its ticks while this is watched: releases the losing
    * copies whose hold is over; true while copies are still held.
    */
-  boolean tick() {
+  public boolean tick() {
     losers.expire(ticker.getAsLong());
     return !losers.isEmpty();
   }
@@ -144,7 +145,7 @@ final class ServiceHedging {
    * The timer stopped watching this (it held nothing at the last tick). True if a copy was held
    * since, unseen by that tick: the timer must watch again.
    */
-  boolean unwatched() {
+  public boolean unwatched() {
     watched.set(false);
     return !losers.isEmpty() && watched.compareAndSet(false, true);
   }
@@ -169,7 +170,7 @@ final class ServiceHedging {
    * the percentile of that target's responses once it has enough, else the service's; -1 for no
    * hedge (the service's window is not full yet). Reads what the last {@link #maintain} found.
    */
-  long delayNanos(Target first) {
+  public long delayNanos(Target first) {
     LatencyWindow service = window;
     if (service == null) {
       return fixedDelayNanos;
@@ -205,7 +206,7 @@ final class ServiceHedging {
    * response was ever slower than the delay nothing tells what waiting costs: then any target not
    * known to be busy may take the hedge.
    */
-  @Nullable Pick chooseHedge(@Nullable String affinityKey, Target first, long elapsedNanos) {
+  public @Nullable Pick chooseHedge(@Nullable String affinityKey, Target first, long elapsedNanos) {
     try {
       long firstTailWait = tailWaitNanos(first);
       Pick pick;
@@ -221,7 +222,7 @@ final class ServiceHedging {
         });
       }
       if (pick == null) {
-        metrics.hedge(CallMetrics.HEDGE_NO_CAPACITY);
+        metrics.hedge(HedgeMeters.HEDGE_NO_CAPACITY);
       }
       return pick;
     } catch (NoTargetAvailableException e) {
@@ -233,7 +234,7 @@ final class ServiceHedging {
    * One token from the hedges' own budget and one from the route's, or neither; a refusal is
    * counted as {@code fairway.hedges{result=budget_exhausted}} by {@link #refused}.
    */
-  boolean tryWithdraw() {
+  public boolean tryWithdraw() {
     if (!budget.tryWithdraw()) {
       return false;
     }
@@ -245,19 +246,19 @@ final class ServiceHedging {
   }
 
   /** A hedge the budgets refused. */
-  void refused() {
-    metrics.hedge(CallMetrics.HEDGE_BUDGET_EXHAUSTED);
+  public void refused() {
+    metrics.hedge(HedgeMeters.HEDGE_BUDGET_EXHAUSTED);
   }
 
   /** A hedge was sent. */
-  void sent() {
-    metrics.hedge(CallMetrics.HEDGE_SENT);
+  public void sent() {
+    metrics.hedge(HedgeMeters.HEDGE_SENT);
     counts.hedge();
   }
 
   /** A hedge's response was the one the caller got. */
-  void won() {
-    metrics.hedge(CallMetrics.HEDGE_WON);
+  public void won() {
+    metrics.hedge(HedgeMeters.HEDGE_WON);
   }
 
   /**
@@ -265,7 +266,7 @@ final class ServiceHedging {
    * (the service's figure while the target has no window of its own); -1 when not known, and always
    * for a fixed delay.
    */
-  long tailWaitNanos(Target target) {
+  public long tailWaitNanos(Target target) {
     LatencyWindow service = window;
     if (service == null) {
       return -1;
@@ -279,7 +280,7 @@ final class ServiceHedging {
    * The median response time of {@code target} (the service's while the target's own window has
    * too few responses), or -1 when not known.
    */
-  long medianNanos(Target target) {
+  public long medianNanos(Target target) {
     LatencyWindow own = byTarget.get(target);
     long median = own == null ? -1 : own.medianNanos();
     LatencyWindow service = window;
@@ -289,18 +290,19 @@ final class ServiceHedging {
   // --- Decision 3: what outcomes teach -----------------------------------------------------
 
   /**
-   * {@code attempt} has a usable response now (or, for a copy cancelled because the other won, has
-   * run at least this long): its time since it was sent is a response time of its target, for a
+   * The copy sent to {@code target} at {@code sentNanos} (by {@link #nowNanos}) has a usable
+   * response now (or, for a copy cancelled because the other won, has run at least this long): its
+   * time since it was sent is a response time of its target, for a
    * percentile delay. Nothing for a fixed delay, which reads no clock for it.
    */
-  void recordResponse(Attempt attempt) {
+  public void recordResponse(Target target, long sentNanos) {
     if (window != null) {
-      record(attempt.target(), ticker.getAsLong() - attempt.sentNanos());
+      record(target, ticker.getAsLong() - sentNanos);
     }
   }
 
   /** A usable response time of one copy sent to {@code target}: in the service's window and the target's. */
-  void record(Target target, long nanos) {
+  public void record(Target target, long nanos) {
     LatencyWindow service = window;
     if (service == null) {
       return;
@@ -319,14 +321,14 @@ final class ServiceHedging {
    * target that were sent before it are released (its server got past them). One volatile read
    * while nothing is held.
    */
-  void responded(Target target, long sentNanos) {
+  public void responded(Target target, long sentNanos) {
     if (!losers.isEmpty()) {
       losers.completed(target, sentNanos, ticker.getAsLong());
     }
   }
 
   /** False when the policy's hold is 0: a losing copy's slot is then freed at the cancel. */
-  boolean holdsLosers() {
+  public boolean holdsLosers() {
     return losers.holds();
   }
 
@@ -335,7 +337,7 @@ final class ServiceHedging {
    * its answer, until {@code release} is run for it (once); the timer watches this service while
    * anything is held.
    */
-  void hold(Target target, Runnable release, long sentNanos) {
+  public void hold(Target target, Runnable release, long sentNanos) {
     // After the count went up: a timer that stops watching reads the count again afterwards.
     if (losers.hold(target, release, sentNanos, ticker.getAsLong()) && watched.compareAndSet(false, true)) {
       scheduler.watch(this);
@@ -343,27 +345,27 @@ final class ServiceHedging {
   }
 
   /** {@code target} left the service: its held copies are released. */
-  void targetRemoved(Target target) {
+  public void targetRemoved(Target target) {
     losers.forget(target);
   }
 
   /** The balancer closed: nothing held outlives it, and nothing is held from now on. */
-  void closed() {
+  public void closed() {
     losers.releaseAll();
   }
 
   /** Hedges sent per call of this service over the last 10 s (0 without calls). */
-  double extraLoad() {
+  public double extraLoad() {
     return counts.extraLoad();
   }
 
   /** Losing copies held now; for tests. */
-  int heldLosers() {
+  public int heldLosers() {
     return losers.held();
   }
 
   /** Targets with a window of their own; for tests. */
-  int targetWindows() {
+  public int targetWindows() {
     return byTarget.size();
   }
 }

@@ -1,7 +1,8 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb.internal.hedging;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fairway.lb.HedgingPolicy;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.AttemptBudget;
@@ -48,7 +49,7 @@ class ServiceHedgingTest {
 
   private ServiceHedging hedging(HedgingPolicy policy, AttemptBudget retries) {
     LoadBalancer lb = closer.add(LoadBalancer.builder("orders").targets(a, b).build());
-    return new ServiceHedging("orders", policy, lb, CallMetrics.NOOP, retries, scheduler, Runnable::run, now::get);
+    return new ServiceHedging("orders", policy, lb, HedgeMeters.NOOP, retries, scheduler, Runnable::run, now::get);
   }
 
   private Runnable release(String name) {

@@ -1,11 +1,9 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb.internal.hedging;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fairway.lb.HedgingPolicy;
 import java.util.concurrent.TimeUnit;
-import okhttp3.MediaType;
-import okhttp3.Request;
-import okhttp3.RequestBody;
 import org.junit.jupiter.api.Test;
 
 /** The percentile hedge delay on fake time, and which requests may be hedged. */
@@ -97,22 +95,6 @@ class LatencyWindowTest {
       slow.record(TimeUnit.HOURS.toNanos(2));
     }
     assertThat(TimeUnit.NANOSECONDS.toSeconds(delayAt(slow, UNKNOWN))).isEqualTo(60);
-  }
-
-  @Test
-  void isHedgeable_getHeadOptionsOrTaggedIdempotent_neverPostPutOrNonIdempotent() {
-    MediaType text = MediaType.get("text/plain");
-    Request.Builder base = new Request.Builder().url("http://orders/x");
-    assertThat(RequestSafety.isHedgeable(base.build())).isTrue();
-    assertThat(RequestSafety.isHedgeable(base.head().build())).isTrue();
-    assertThat(RequestSafety.isHedgeable(base.method("OPTIONS", null).build())).isTrue();
-    assertThat(RequestSafety.isHedgeable(base.post(RequestBody.create("a", text)).build())).isFalse();
-    assertThat(RequestSafety.isHedgeable(base.put(RequestBody.create("a", text)).build())).isFalse();
-    assertThat(RequestSafety.isHedgeable(base.delete().build())).isFalse();
-    assertThat(RequestSafety.isHedgeable(new Request.Builder().url("http://orders/x")
-        .tag(Idempotency.class, Idempotency.NON_IDEMPOTENT).build())).isFalse();
-    assertThat(RequestSafety.isHedgeable(new Request.Builder().url("http://orders/x").post(RequestBody.create("a", text))
-        .tag(Idempotency.class, Idempotency.IDEMPOTENT).build())).isTrue();
   }
 
   @Test

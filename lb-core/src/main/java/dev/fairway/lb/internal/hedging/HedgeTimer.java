@@ -1,4 +1,4 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb.internal.hedging;
 
 import java.util.Arrays;
 import java.util.Iterator;
@@ -11,7 +11,7 @@ import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The hedge timer of every interceptor in the JVM: one daemon thread that fires each race's hedge
+ * The hedge timer of every client integration in the JVM: one daemon thread that fires each race's hedge
  * when its delay has passed, unless the race disarmed it first. Most timers are disarmed (the first
  * copy answered in time), so arming and disarming are what must be cheap: arming is one
  * compare-and-set on a stack of new timers, with no object allocated (the race is its own timer
@@ -32,14 +32,14 @@ import org.jspecify.annotations.Nullable;
  * <p>The queue (a binary heap by deadline, each entry knowing its index) is touched by the timer
  * thread only. Thread-safe.
  */
-final class HedgeTimer implements Hedger.Scheduler {
-  private static final System.Logger LOG = System.getLogger(LoadBalancingInterceptor.class.getName());
+public final class HedgeTimer implements Hedger.Scheduler {
+  private static final System.Logger LOG = System.getLogger(HedgeTimer.class.getName());
 
-  static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
-  static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(10);
+  public static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+  public static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   /** The one timer, its thread started on first use. */
-  static final HedgeTimer SHARED = new HedgeTimer("fairway-hedge-timer", System::nanoTime);
+  public static final HedgeTimer SHARED = new HedgeTimer("fairway-hedge-timer", System::nanoTime);
 
   private final @Nullable String threadName; // null: no thread, tests call runDue by hand
   private final LongSupplier ticker;
@@ -54,7 +54,7 @@ final class HedgeTimer implements Hedger.Scheduler {
   private TimerNode[] heap = new TimerNode[64];
   private int size;
 
-  HedgeTimer(@Nullable String threadName, LongSupplier ticker) {
+  public HedgeTimer(@Nullable String threadName, LongSupplier ticker) {
     this.threadName = threadName;
     this.ticker = ticker;
   }
@@ -137,7 +137,7 @@ final class HedgeTimer implements Hedger.Scheduler {
    * One pass of the timer thread at {@code now}: takes in new and disarmed timers and fires those
    * due. True if new timers had arrived. Tests call it by hand on a timer without a thread.
    */
-  boolean runDue(long now) {
+  public boolean runDue(long now) {
     boolean any = takeArrivals();
     takeDisarmed();
     while (size > 0 && heap[0].timerDeadline - now <= 0) {
@@ -172,12 +172,12 @@ final class HedgeTimer implements Hedger.Scheduler {
   }
 
   /** Services whose holds this timer ends; for tests. */
-  int watching() {
+  public int watching() {
     return holding.size();
   }
 
   /** How long the thread may sleep after a pass at {@code now}: until the next deadline, at most a tick. */
-  long nextWaitNanos(long now) {
+  public long nextWaitNanos(long now) {
     return size > 0 ? Math.max(0, Math.min(TICK_NANOS, heap[0].timerDeadline - now)) : TICK_NANOS;
   }
 
@@ -298,7 +298,7 @@ final class HedgeTimer implements Hedger.Scheduler {
   }
 
   /** Timers in the queue; for tests of a timer without a thread. */
-  int queued() {
+  public int queued() {
     return size;
   }
 }

@@ -1,4 +1,4 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb.internal.hedging;
 
 import org.jspecify.annotations.Nullable;
 
@@ -13,7 +13,9 @@ import org.jspecify.annotations.Nullable;
  * HedgeTimer#disarm} on any thread) and {@link #timerDisarmedNext} (written before the node is
  * pushed on the disarmed stack).
  */
-abstract class TimerNode implements Runnable {
+public abstract class TimerNode implements Runnable {
+  protected TimerNode() {}
+
   long timerDeadline;
   @Nullable TimerNode timerNext;
   @Nullable TimerNode timerDisarmedNext;
@@ -21,7 +23,7 @@ abstract class TimerNode implements Runnable {
   volatile boolean timerQueued;
 
   /** True while the node still wants {@link #run} at its deadline; the timer drops it otherwise. */
-  abstract boolean pending();
+  public abstract boolean pending();
 
   /** The deadline passed: called on the timer thread, so it must not block. */
   @Override

@@ -1,5 +1,6 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb.internal.hedging;
 
+import dev.fairway.lb.HedgingPolicy;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.HdrHistogram.Histogram;
@@ -23,23 +24,23 @@ import org.HdrHistogram.Recorder;
  * five, one interval, one sum). Thread-safe: recording is wait-free; a refresh runs on one caller at
  * a time (the others go on with the previous delay) and adds up every slice's counts.
  */
-final class LatencyWindow {
-  static final int SLICE_SECONDS = 2;
-  static final int SLICES = 5;
+public final class LatencyWindow {
+  public static final int SLICE_SECONDS = 2;
+  public static final int SLICES = 5;
   private static final long SLICE_NANOS = TimeUnit.SECONDS.toNanos(SLICE_SECONDS);
   /** While too few values are known, the window is looked at this often, so hedging starts soon. */
-  static final long UNKNOWN_REFRESH_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+  public static final long UNKNOWN_REFRESH_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
   private static final long HIGHEST_MICROS = TimeUnit.SECONDS.toMicros(60);
   private static final long MIN_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
   /** Significant digits of a service's window. */
-  static final int SERVICE_DIGITS = 2;
+  public static final int SERVICE_DIGITS = 2;
   /**
    * Significant digits of a target's window ({@link ServiceHedging#delayNanos(dev.fairway.lb.Target)}):
    * one, a resolution of about 6%, at 3.4 KB a histogram instead of 21 (31 KB per target instead of
    * 189): a service may have hundreds of targets, and a hedge delay needs no finer grain.
    */
-  static final int TARGET_DIGITS = 1;
+  public static final int TARGET_DIGITS = 1;
 
   private final double percentile;
   private final Recorder recorder;
@@ -55,12 +56,12 @@ final class LatencyWindow {
   private volatile long tailWaitNanos = -1;
   private final long createdNanos;
 
-  LatencyWindow(double percentile, long nowNanos) {
+  public LatencyWindow(double percentile, long nowNanos) {
     this(percentile, nowNanos, SERVICE_DIGITS);
   }
 
   /** With {@code digits} significant digits (1 or 2). */
-  LatencyWindow(double percentile, long nowNanos, int digits) {
+  public LatencyWindow(double percentile, long nowNanos, int digits) {
     this.percentile = percentile;
     this.recorder = new Recorder(1, HIGHEST_MICROS, digits);
     this.interval = new Histogram(1, HIGHEST_MICROS, digits);
@@ -74,7 +75,7 @@ final class LatencyWindow {
   }
 
   /** One response time. */
-  void record(long nanos) {
+  public void record(long nanos) {
     long micros = Math.max(1, Math.min(HIGHEST_MICROS, TimeUnit.NANOSECONDS.toMicros(nanos)));
     recorder.recordValue(micros);
   }
@@ -83,7 +84,7 @@ final class LatencyWindow {
    * Takes in what was recorded and recomputes the percentile, if a refresh is due at {@code
    * nowNanos}. One caller at a time; the others go on at once.
    */
-  void refreshIfDue(long nowNanos) {
+  public void refreshIfDue(long nowNanos) {
     if (nowNanos - nextRefreshNanos >= 0 && refreshing.compareAndSet(false, true)) {
       try {
         refresh(nowNanos);
@@ -94,7 +95,7 @@ final class LatencyWindow {
   }
 
   /** The hedge delay in nanoseconds as of the last refresh, or -1 while too few responses are known. */
-  long delayNanos() {
+  public long delayNanos() {
     return delayNanos;
   }
 
@@ -128,7 +129,7 @@ final class LatencyWindow {
    * True if the window is at least a whole window old and held nothing at its last refresh (made
    * now if one is due): its target answered nothing for about 10 s.
    */
-  boolean idle(long nowNanos) {
+  public boolean idle(long nowNanos) {
     if (nowNanos - createdNanos < SLICES * SLICE_NANOS) {
       return false;
     }
@@ -157,17 +158,17 @@ final class LatencyWindow {
    * How much longer than the hedge delay a response that has not come by then takes, on average, as
    * of the last refresh; -1 while too few responses are known, or none was slower than the delay.
    */
-  long tailWaitNanos() {
+  public long tailWaitNanos() {
     return tailWaitNanos;
   }
 
   /** The median of the window as of the last refresh, or -1 while too few responses are known. */
-  long medianNanos() {
+  public long medianNanos() {
     return medianNanos;
   }
 
   /** Values in the window as of the last refresh; for tests. */
-  long samples() {
+  public long samples() {
     return sum.getTotalCount();
   }
 }

@@ -1,4 +1,4 @@
-package dev.fairway.lb.okhttp;
+package dev.fairway.lb.internal.hedging;
 
 import dev.fairway.lb.internal.AttemptBudget;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -10,8 +10,8 @@ import java.util.function.LongSupplier;
  * its tokens. Lock-free and allocation-free; a reset racing with an increment may drop that
  * increment, which a gauge can afford.
  */
-final class RecentCounts {
-  static final int SLICES = 10;
+public final class RecentCounts {
+  public static final int SLICES = 10;
   private static final long SLICE_NANOS = 1_000_000_000L;
 
   private final LongSupplier ticker;
@@ -19,23 +19,23 @@ final class RecentCounts {
   private final AtomicLongArray hedges = new AtomicLongArray(SLICES);
   private final AtomicLongArray epochs = new AtomicLongArray(SLICES);
 
-  RecentCounts(LongSupplier ticker) {
+  public RecentCounts(LongSupplier ticker) {
     this.ticker = ticker;
     for (int i = 0; i < SLICES; i++) {
       epochs.set(i, Long.MIN_VALUE);
     }
   }
 
-  void call() {
+  public void call() {
     calls.incrementAndGet(slot(epochNow()));
   }
 
-  void hedge() {
+  public void hedge() {
     hedges.incrementAndGet(slot(epochNow()));
   }
 
   /** Hedges per call over the last {@value #SLICES} s; 0 when there were no calls. */
-  double extraLoad() {
+  public double extraLoad() {
     long epoch = epochNow();
     long c = 0;
     long h = 0;
