@@ -38,7 +38,8 @@
  *   <li>{@code CallMetrics}: the hedging meters, beside lb-core's {@code CallMeters} (calls,
  *       retries, the budget, leaked bodies: the same in every client integration); both no-ops
  *       without a registry. {@code TargetUrls}: each target's canonical base URL.
- *       {@code AffinityKeys}: the parsing behind {@code AffinityKey}.
+ *       {@code AffinityKeys}: reads {@code AffinityKey}'s headers from a request; the parsing is
+ *       lb-core's {@code AffinityHeaders}, shared with the other client integrations.
  * </ul>
  *
  * <p>A call flows: {@code BalancedCall} pays into the budgets, picks, and sends its attempt. A
