@@ -88,6 +88,25 @@ class BenchmarksSmokeTest {
   }
 
   @Test
+  void httpClient5Benchmark_runsThroughJmh_andItsCallsReachTheTargets() throws Exception {
+    Options options = new OptionsBuilder()
+        .parent(tiny(HttpClient5Benchmark.class.getName() + "\\.(plain|balanced)(Get|NoNetwork)$"))
+        .build();
+    Collection<RunResult> results = new Runner(options).run();
+    assertThat(results).hasSize(4);
+    assertThat(results).allSatisfy(r -> assertThat(r.getPrimaryResult().getScore()).isPositive());
+    HttpClient5Benchmark benchmark = new HttpClient5Benchmark();
+    benchmark.setUp(); // 200 calls through each client: fails on any status but 200, or a call not balanced
+    try {
+      assertThat(benchmark.balancedNoNetwork()).isEqualTo(2);
+      assertThat(benchmark.balancedGet()).isEqualTo(2);
+      assertThat(benchmark.balancer.status()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
+    } finally {
+      benchmark.tearDown();
+    }
+  }
+
+  @Test
   void everyBalancerInPeerBenchmark_returnsTargets() throws Exception {
     // Peers.create picks 1,000 times and fails on the first null: a peer set up wrongly would
     // otherwise measure an early return.

@@ -57,6 +57,7 @@ final class AsyncBalancedExchange {
   private final boolean resendable;
   private final boolean repeatable; // the entity, if any, can be produced again
   private final BooleanSupplier cancelled;
+  private final @Nullable String affinityKey; // the request's, read once: every pick of this exchange uses it
 
   private @Nullable Set<Target> tried;
   private @Nullable List<IOException> failures;
@@ -78,6 +79,7 @@ final class AsyncBalancedExchange {
     this.repeatable = entityProducer == null || entityProducer.isRepeatable();
     this.resendable = RetryRule.isResendable(request.getMethod(), null, repeatable);
     this.cancelled = scope.cancellableDependency::isCancelled;
+    this.affinityKey = handler.affinityKeyOf(request);
   }
 
   void start() {
@@ -89,7 +91,7 @@ final class AsyncBalancedExchange {
     Pick first;
     long start = route.meters.startNanos();
     try {
-      first = route.loadBalancer.pick(null, null);
+      first = route.loadBalancer.pick(affinityKey, null);
     } catch (NoTargetAvailableException e) {
       route.meters.noTarget(start);
       caller.failed(e);
@@ -111,7 +113,7 @@ final class AsyncBalancedExchange {
     }
     pickStartNanos = route.meters.startNanos();
     try {
-      send(retried(route.loadBalancer.pick(null, tried)));
+      send(retried(route.loadBalancer.pick(affinityKey, tried)));
       return;
     } catch (NoTargetAvailableException e) {
       noTarget = e;
@@ -136,7 +138,7 @@ final class AsyncBalancedExchange {
       return;
     }
     try {
-      Pick pick = route.loadBalancer.pick(null, null);
+      Pick pick = route.loadBalancer.pick(affinityKey, null);
       noTarget = null;
       send(retried(pick));
     } catch (NoTargetAvailableException e) {
@@ -248,7 +250,7 @@ final class AsyncBalancedExchange {
       }
       long start = route.meters.startNanos();
       try {
-        return retried(route.loadBalancer.pick(null, exclude));
+        return retried(route.loadBalancer.pick(affinityKey, exclude));
       } catch (NoTargetAvailableException e) {
         route.budget.refund();
         route.meters.noTarget(start);

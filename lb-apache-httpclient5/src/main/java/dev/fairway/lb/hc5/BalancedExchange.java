@@ -52,6 +52,7 @@ final class BalancedExchange {
   private final BalancingExecHandler handler;
   private final boolean resendable;
   private final BooleanSupplier aborted; // the runtime's isExecutionAborted, made once for every attempt
+  private final @Nullable String affinityKey; // the request's, read once: every pick of this exchange uses it
 
   private @Nullable Set<Target> tried; // allocated on the first retry only
   private @Nullable ClassicHttpResponse previous; // a retryable-status response, returned if no further attempt is made
@@ -69,6 +70,7 @@ final class BalancedExchange {
     this.route = route;
     this.handler = handler;
     this.aborted = scope.execRuntime::isExecutionAborted;
+    this.affinityKey = handler.affinityKeyOf(request);
     HttpEntity entity = request.getEntity();
     // HttpClient requests carry no idempotency mark: the method decides.
     this.resendable = RetryRule.isResendable(request.getMethod(), null, entity == null || entity.isRepeatable());
@@ -123,7 +125,7 @@ final class BalancedExchange {
    */
   private @Nullable Pick pickOrWait() throws IOException {
     try {
-      return route.loadBalancer.pick(null, tried);
+      return route.loadBalancer.pick(affinityKey, tried);
     } catch (NoTargetAvailableException e) {
       noTarget = e;
     }
@@ -133,7 +135,7 @@ final class BalancedExchange {
     handler.sleeper.sleep(handler.retries.backoffMillis(++rounds), scope.execRuntime);
     tried.clear();
     try {
-      Pick pick = route.loadBalancer.pick(null, null);
+      Pick pick = route.loadBalancer.pick(affinityKey, null);
       noTarget = null;
       return pick;
     } catch (NoTargetAvailableException e) {

@@ -30,13 +30,22 @@ final class BalancingExecHandler implements ExecChainHandler {
   final RetryRule retries;
   final long bufferBodiesUpTo;
   final Sleeper sleeper;
+  private final @Nullable AffinityKey affinityKey; // null = every pick without a key
 
-  BalancingExecHandler(Map<String, ServiceRoute> routes, RetryRule retries, long bufferBodiesUpTo, Sleeper sleeper) {
+  BalancingExecHandler(Map<String, ServiceRoute> routes, RetryRule retries, long bufferBodiesUpTo, Sleeper sleeper,
+      @Nullable AffinityKey affinityKey) {
     this.routes = Map.copyOf(routes);
     this.onlyRoute = routes.size() == 1 ? routes.values().iterator().next() : null;
     this.retries = retries;
     this.bufferBodiesUpTo = bufferBodiesUpTo;
     this.sleeper = sleeper;
+    this.affinityKey = affinityKey;
+  }
+
+  /** The affinity key of {@code request}, read once per exchange; null when it has none or no key is configured. */
+  @Nullable String affinityKeyOf(HttpRequest request) {
+    AffinityKey key = affinityKey;
+    return key == null ? null : key.apply(request);
   }
 
   @Override

@@ -106,7 +106,7 @@ public final class FairwayHttpClient5 {
           b.percentCanRetry(), b.minRetriesPerSecond(), b.ticker, b.failureStatusCodes()));
     }
     RetryRule retries = new RetryRule(b.maxAttempts(), b.retryStatusCodes(), b.backoff());
-    this.handler = new BalancingExecHandler(routes, retries, b.bufferBodiesUpTo(), b.sleeper);
+    this.handler = new BalancingExecHandler(routes, retries, b.bufferBodiesUpTo(), b.sleeper, b.affinityKey);
     this.asyncHandler = new BalancingAsyncExecHandler(handler);
   }
 
@@ -191,6 +191,7 @@ public final class FairwayHttpClient5 {
     private @Nullable List<Number> retryBudget; // percentCanRetry, minRetriesPerSecond
     private @Nullable IntervalFunction backoff;
     private @Nullable Long bufferBodiesUpTo;
+    private @Nullable AffinityKey affinityKey;
     LongSupplier ticker = System::nanoTime;
     Sleeper sleeper = Sleeper.ABORTABLE;
 
@@ -271,6 +272,18 @@ public final class FairwayHttpClient5 {
       Args.requireUnset("bufferBodiesUpTo", bufferBodiesUpTo);
       Args.requireArgument(maxBytes >= 0 && maxBytes <= 16L * 1024 * 1024, "bufferBodiesUpTo", maxBytes, "0..16777216");
       this.bufferBodiesUpTo = maxBytes;
+      return this;
+    }
+
+    /**
+     * How to find a request's affinity key, given to every pick of its exchange (the first attempt
+     * and each retry, which still avoids the targets the exchange tried), for the classic and the
+     * async client. Default: none (every pick without a key).
+     */
+    public Builder affinityKey(AffinityKey key) {
+      Args.requireUnset("affinityKey", affinityKey);
+      Args.requireArgument(key != null, "affinityKey", null, "an AffinityKey");
+      this.affinityKey = key;
       return this;
     }
 

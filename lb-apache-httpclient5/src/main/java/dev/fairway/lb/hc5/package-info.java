@@ -4,7 +4,9 @@
  * http://orders/...}) to a target chosen by that service's {@link dev.fairway.lb.LoadBalancer},
  * retries on another target when that is safe, and reports every outcome back to the balancer.
  *
- * <p>Public API: {@link dev.fairway.lb.hc5.FairwayHttpClient5} and its builder. Every
+ * <p>Public API: {@link dev.fairway.lb.hc5.FairwayHttpClient5} and its builder, and {@link
+ * dev.fairway.lb.hc5.AffinityKey} (a request's affinity key, read by lb-core's {@code
+ * AffinityHeaders} rule). Every
  * package-private class here is an implementation detail and may change.
  *
  * <h2>A map of the package</h2>

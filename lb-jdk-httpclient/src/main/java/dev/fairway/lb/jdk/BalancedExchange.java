@@ -43,6 +43,7 @@ final class BalancedExchange<T> {
   private final BodyHandler<T> handler;
   private final @Nullable PushPromiseHandler<T> pushPromiseHandler;
   private final boolean resendable;
+  final @Nullable String affinityKey; // the request's, read once: every pick of this call uses it
 
   private @Nullable Set<Target> tried; // allocated on the first retry only
   private @Nullable HttpResponse<T> previous; // a retryable-status response, replayed if no further attempt is made
@@ -68,6 +69,7 @@ final class BalancedExchange<T> {
     this.handler = handler;
     this.pushPromiseHandler = pushPromiseHandler;
     this.resendable = RetryRule.isResendable(request.method(), MarkedRequest.of(request), true);
+    this.affinityKey = client.affinityKey == null ? null : client.affinityKey.apply(request);
   }
 
   boolean isCancelled() {
@@ -253,7 +255,7 @@ final class BalancedExchange<T> {
     }
     pickStartNanos = route.meters.startNanos();
     try {
-      return picked(route.loadBalancer.pick(null, tried));
+      return picked(route.loadBalancer.pick(affinityKey, tried));
     } catch (NoTargetAvailableException e) {
       noTarget = e;
     }
@@ -279,7 +281,7 @@ final class BalancedExchange<T> {
       tried.clear();
     }
     try {
-      Pick pick = route.loadBalancer.pick(null, null);
+      Pick pick = route.loadBalancer.pick(affinityKey, null);
       noTarget = null;
       return picked(pick);
     } catch (NoTargetAvailableException e) {

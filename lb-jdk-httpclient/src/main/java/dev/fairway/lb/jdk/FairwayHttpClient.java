@@ -132,9 +132,11 @@ public final class FairwayHttpClient extends HttpClient implements AutoCloseable
   private final @Nullable ServiceRoute onlyRoute; // when exactly one service is registered: no map lookup
   final RetryRule retries;
   final Sleeper sleeper;
+  final @Nullable AffinityKey affinityKey; // null = every pick without a key
 
   private FairwayHttpClient(Builder b) {
     this.delegate = b.delegate;
+    this.affinityKey = b.affinityKey;
     Map<String, ServiceRoute> built = new HashMap<>();
     for (Map.Entry<String, LoadBalancer> e : b.services.entrySet()) {
       AttemptBudget budget = new AttemptBudget(b.percentCanRetry(), b.minRetriesPerSecond(), b.ticker);
@@ -394,6 +396,7 @@ public final class FairwayHttpClient extends HttpClient implements AutoCloseable
     private @Nullable List<Integer> retryStatusCodes;
     private @Nullable List<Number> retryBudget; // percentCanRetry, minRetriesPerSecond
     private @Nullable IntervalFunction backoff;
+    private @Nullable AffinityKey affinityKey;
     LongSupplier ticker = System::nanoTime;
     Sleeper sleeper = Sleeper.SYSTEM;
 
@@ -469,6 +472,18 @@ public final class FairwayHttpClient extends HttpClient implements AutoCloseable
       Args.requireUnset("backoff", this.backoff);
       Args.requireArgument(backoff != null, "backoff", null, "an IntervalFunction");
       this.backoff = backoff;
+      return this;
+    }
+
+    /**
+     * How to find a request's affinity key, given to every pick of its call (the first attempt and
+     * each retry, which still avoids the targets the call tried). Default: none (every pick without
+     * a key).
+     */
+    public Builder affinityKey(AffinityKey key) {
+      Args.requireUnset("affinityKey", affinityKey);
+      Args.requireArgument(key != null, "affinityKey", null, "an AffinityKey");
+      this.affinityKey = key;
       return this;
     }
 

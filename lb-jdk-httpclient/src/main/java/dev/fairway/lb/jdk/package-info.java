@@ -5,7 +5,9 @@
  * when that is safe, and reports every outcome back to the balancer.
  *
  * <p>Public API: {@link dev.fairway.lb.jdk.FairwayHttpClient}, with its builder and the
- * idempotency marks of a request ({@code FairwayHttpClient.idempotent(request)}). Every package-private class here is an implementation detail and
+ * idempotency marks of a request ({@code FairwayHttpClient.idempotent(request)}), and {@link
+ * dev.fairway.lb.jdk.AffinityKey} (a request's affinity key, read by lb-core's {@code
+ * AffinityHeaders} rule). Every package-private class here is an implementation detail and
  * may change.
  *
  * <h2>A map of the package</h2>

@@ -1,63 +1,34 @@
 package dev.fairway.lb.okhttp;
 
-import java.util.List;
+import dev.fairway.lb.internal.AffinityHeaders;
 import okhttp3.Request;
 import org.jspecify.annotations.Nullable;
 
-/** The parsing behind {@link AffinityKey}'s factories. */
+/**
+ * The OkHttp side of {@link AffinityKey}'s factories: reads the headers from a {@link Request}; the
+ * rule (name check, client address, cookie parsing, empty is no key) is lb-core's {@link
+ * AffinityHeaders}, shared with the JDK and HttpClient 5 adapters.
+ */
 final class AffinityKeys {
   static final AffinityKey CLIENT_IP = AffinityKeys::clientIp;
 
   private AffinityKeys() {}
 
   static String checkName(String field, String name) {
-    if (name == null || name.isBlank() || name.indexOf(';') >= 0 || name.indexOf('=') >= 0) {
-      throw new IllegalArgumentException(
-          field + ": " + (name == null ? "null" : "\"" + name + "\"") + " (expected: a non-blank " + field + " name)");
-    }
-    return name.trim();
+    return AffinityHeaders.checkName(field, name);
   }
 
   static @Nullable String emptyToNull(@Nullable String value) {
-    return value == null || value.isEmpty() ? null : value;
+    return AffinityHeaders.emptyToNull(value);
   }
 
   private static @Nullable String clientIp(Request request) {
-    String forwarded = request.header("X-Forwarded-For");
-    if (forwarded != null) {
-      int comma = forwarded.indexOf(',');
-      String first = (comma < 0 ? forwarded : forwarded.substring(0, comma)).trim();
-      if (!first.isEmpty()) {
-        return first;
-      }
-    }
-    String real = request.header("X-Real-IP");
-    return real == null || real.isBlank() ? null : real.trim();
+    return AffinityHeaders.clientIp(
+        request.header(AffinityHeaders.FORWARDED_FOR), request.header(AffinityHeaders.REAL_IP));
   }
 
-  /** Cookie headers look like {@code a=1; b="2"}; there may be several. */
+  /** Cookie headers look like {@code a=1; b="2"}; there may be several: the first that names the cookie counts. */
   static @Nullable String cookieValue(Request request, String name) {
-    List<String> headers = request.headers("Cookie");
-    for (int h = 0, n = headers.size(); h < n; h++) {
-      String header = headers.get(h);
-      int pos = 0;
-      int len = header.length();
-      while (pos < len) {
-        int end = header.indexOf(';', pos);
-        if (end < 0) {
-          end = len;
-        }
-        int eq = header.indexOf('=', pos);
-        if (eq > pos && eq < end && header.substring(pos, eq).trim().equals(name)) {
-          String value = header.substring(eq + 1, end).trim();
-          if (value.length() >= 2 && value.charAt(0) == '"' && value.charAt(value.length() - 1) == '"') {
-            value = value.substring(1, value.length() - 1);
-          }
-          return value.isEmpty() ? null : value;
-        }
-        pos = end + 1;
-      }
-    }
-    return null;
+    return AffinityHeaders.cookieValue(request.headers(AffinityHeaders.COOKIE), name);
   }
 }

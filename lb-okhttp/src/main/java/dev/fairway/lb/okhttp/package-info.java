@@ -41,7 +41,8 @@
  *   <li>{@code CallMetrics}: lb-core's {@code CallMeters} (calls, retries, the budget, leaked
  *       bodies) and {@code HedgeMeters} (the hedging meters), the same in every client integration;
  *       both no-ops without a registry. {@code TargetUrls}: each target's canonical base URL.
- *       {@code AffinityKeys}: the parsing behind {@code AffinityKey}.
+ *       {@code AffinityKeys}: reads {@code AffinityKey}'s headers from a request; the parsing is
+ *       lb-core's {@code AffinityHeaders}, shared with the other client integrations.
  * </ul>
  *
  * <p>A call flows: {@code BalancedCall} pays into the budgets, picks, and sends its attempt. A

@@ -1,6 +1,7 @@
 package dev.fairway.samples.lab;
 
 import dev.fairway.lb.LoadBalancer;
+import dev.fairway.lb.hc5.AffinityKey;
 import dev.fairway.lb.hc5.FairwayHttpClient5;
 import java.io.IOException;
 import java.util.concurrent.atomic.LongAdder;
@@ -43,10 +44,18 @@ final class Hc5LabClient implements LabClient {
   private final AttemptCounter attempts = new AttemptCounter();
   private final CloseableHttpClient client;
 
-  Hc5LabClient(LoadBalancer balancer, int users, int maxAttempts) {
+  /**
+   * With {@code keyed} (the key strategies), each call's user header is its affinity key, as the
+   * OkHttp client's interceptor reads it.
+   */
+  Hc5LabClient(LoadBalancer balancer, int users, int maxAttempts, boolean keyed) {
     this.balancer = balancer;
-    FairwayHttpClient5 fairway =
-        FairwayHttpClient5.builder().service(ScenarioRun.SERVICE, balancer).maxAttempts(maxAttempts).build();
+    FairwayHttpClient5.Builder builder =
+        FairwayHttpClient5.builder().service(ScenarioRun.SERVICE, balancer).maxAttempts(maxAttempts);
+    if (keyed) {
+      builder.affinityKey(AffinityKey.header(ScenarioRun.USER_HEADER));
+    }
+    FairwayHttpClient5 fairway = builder.build();
     this.client = fairway.customize(HttpClients.custom())
         .addExecInterceptorAfter(FairwayHttpClient5.EXEC_NAME, ATTEMPTS_EXEC_NAME, attempts)
         .setConnectionManager(PoolingHttpClientConnectionManagerBuilder.create()

@@ -1,6 +1,7 @@
 package dev.fairway.samples.lab;
 
 import dev.fairway.lb.LoadBalancer;
+import dev.fairway.lb.jdk.AffinityKey;
 import dev.fairway.lb.jdk.FairwayHttpClient;
 import java.io.IOException;
 import java.net.Authenticator;
@@ -45,7 +46,11 @@ final class JdkLabClient implements LabClient {
   private final AttemptCounter attempts;
   private final FairwayHttpClient client;
 
-  JdkLabClient(LoadBalancer balancer, int maxAttempts) {
+  /**
+   * With {@code keyed} (the key strategies), each call's user header is its affinity key, as the
+   * OkHttp client's interceptor reads it.
+   */
+  JdkLabClient(LoadBalancer balancer, int maxAttempts, boolean keyed) {
     this.balancer = balancer;
     int id = CLIENTS.incrementAndGet();
     AtomicInteger threads = new AtomicInteger();
@@ -62,7 +67,12 @@ final class JdkLabClient implements LabClient {
         .executor(executor)
         .build();
     this.attempts = new AttemptCounter(jdk);
-    this.client = FairwayHttpClient.builder(attempts).service(ScenarioRun.SERVICE, balancer).maxAttempts(maxAttempts).build();
+    FairwayHttpClient.Builder builder =
+        FairwayHttpClient.builder(attempts).service(ScenarioRun.SERVICE, balancer).maxAttempts(maxAttempts);
+    if (keyed) {
+      builder.affinityKey(AffinityKey.header(ScenarioRun.USER_HEADER));
+    }
+    this.client = builder.build();
   }
 
   @Override

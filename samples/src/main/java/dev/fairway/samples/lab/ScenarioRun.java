@@ -246,8 +246,8 @@ final class ScenarioRun {
     try {
       return switch (options.client()) {
         case OKHTTP -> new OkHttpLabClient(balancer, newClient(usersPerClient, balancer), registry);
-        case JDK -> new JdkLabClient(balancer, options.maxAttempts());
-        case HC5 -> new Hc5LabClient(balancer, usersPerClient, options.maxAttempts());
+        case JDK -> new JdkLabClient(balancer, options.maxAttempts(), usesKeys(strategy));
+        case HC5 -> new Hc5LabClient(balancer, usersPerClient, options.maxAttempts(), usesKeys(strategy));
         case SPRING -> throw new IllegalStateException("Spring clients start through SpringLabClient.startAll");
       };
     } catch (RuntimeException e) {
