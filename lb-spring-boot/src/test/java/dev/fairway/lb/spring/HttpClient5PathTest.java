@@ -41,6 +41,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Primary;
 import org.springframework.http.client.ClientHttpRequestFactory;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.client.RestTemplate;
 
 /**
  * The Apache HttpClient 5 path in Boot contexts, against MockWebServers on loopback (TCP_NODELAY):
@@ -109,6 +110,20 @@ class HttpClient5PathTest {
     return client.get().uri("http://orders/work").retrieve().body(String.class);
   }
 
+  /**
+   * A RestTemplate from Boot's RestTemplateBuilder, whose package is Boot 3.5's or Boot 4's (these
+   * sources compile against both).
+   */
+  private RestTemplate restTemplate() throws ReflectiveOperationException {
+    Class<?> builder;
+    try {
+      builder = Class.forName("org.springframework.boot.restclient.RestTemplateBuilder"); // Boot 4
+    } catch (ClassNotFoundException e) {
+      builder = Class.forName("org.springframework.boot.web.client.RestTemplateBuilder"); // Boot 3.5
+    }
+    return (RestTemplate) builder.getMethod("build").invoke(context.getBean(builder));
+  }
+
   /** Attempts the Apache HttpClient 5 path made (each one a pick of its balancer), from its meters. */
   private long hc5Attempts() {
     return context.getBean(MeterRegistry.class).find("fairway.requests").tag("balancer", "httpclient5:orders")
@@ -137,6 +152,13 @@ class HttpClient5PathTest {
     assertThat(balancer.status()).filteredOn(s -> s.target().port() == refusing)
         .singleElement().extracting(TargetStatus::state).isEqualTo(TargetState.EJECTED);
     assertThat(hc5Attempts()).isEqualTo(13); // 12 answered, 1 refused
+
+    // Boot's RestTemplateBuilder takes the same request factory builder.
+    RestTemplate template = restTemplate();
+    for (int i = 0; i < 4; i++) {
+      assertThat(template.getForObject("http://orders/work", String.class)).isIn("a", "b");
+    }
+    assertThat(hc5Attempts()).isEqualTo(17);
 
     // A new instance in discovery reaches the balancer at the next read.
     MockWebServer c = instances.ok("c");
