@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import okhttp3.OkHttpClient;
 import okhttp3.Interceptor;
 import org.jspecify.annotations.Nullable;
@@ -58,7 +59,9 @@ public final class FairwayOkHttp implements AutoCloseable {
     Map<String, LoadBalancingInterceptor.Builder> builders = new LinkedHashMap<>();
     settings.named().forEach((service, s) -> builders.put(service, OkHttpSettings.interceptorFor(s)));
     this.paths = new PathBalancers(NAMING, settings, discovery, feed, registry, meters, refreshInterval);
-    builders.forEach((service, b) -> interceptors.add(b.service(service, paths.balancers().get(service)).build()));
+    // PathBalancers built one balancer per service under fairway.services, as builders has one builder.
+    builders.forEach((service, b) -> interceptors.add(
+        b.service(service, Objects.requireNonNull(paths.balancers().get(service), service)).build()));
   }
 
   /** Adds the interceptors, one per service under fairway.services, to {@code builder}: for an OkHttpClient of your own. */
