@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import mockwebserver3.MockWebServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -28,6 +29,8 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.http.client.ClientHttpRequestFactoryBuilder;
 import org.springframework.boot.http.client.HttpComponentsClientHttpRequestFactoryBuilder;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
@@ -302,7 +305,9 @@ class HttpClient5PathTest {
   }
 
   @Test
-  void equalSettings_throughDefaultsOrEachService_start_andHedgingIsLeftToTheOkHttpPath() throws Exception {
+  @ExtendWith(OutputCaptureExtension.class)
+  void equalSettings_throughDefaultsOrEachService_start_andHedgingIsLeftToTheOkHttpPath(CapturedOutput output)
+      throws Exception {
     instances.ok("a");
     listInstances();
     run(App.class, "fairway.httpclient5.enabled=true", "fairway.default.max-attempts=2",
@@ -312,6 +317,9 @@ class HttpClient5PathTest {
     assertThat(context.getBean(FairwayHttpClient5Path.class).balancers()).containsOnlyKeys("orders", "payments");
     assertThat(context.getBean(FairwayHttpClient5Path.class).toString()).contains("maxAttempts=2");
     assertThat(get(context.getBean(RestClient.Builder.class).build())).isEqualTo("a");
+    // Said at startup, so nobody takes the setting for one in force on this path.
+    assertThat(output.getAll()).contains("Fairway: fairway.services.orders.hedging=50ms is not applied by the"
+        + " Apache HttpClient 5 path");
   }
 
   @Test
