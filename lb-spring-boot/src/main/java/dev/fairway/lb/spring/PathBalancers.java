@@ -5,6 +5,7 @@ import dev.fairway.lb.MutableTargetSource;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -153,9 +154,9 @@ final class PathBalancers implements AutoCloseable {
     });
   }
 
-  /** The balancers by service id, in the order of {@code fairway.services}. */
+  /** The balancers by service id, in the order of {@code fairway.services}; unmodifiable. */
   Map<String, LoadBalancer> balancers() {
-    return balancers;
+    return Collections.unmodifiableMap(balancers);
   }
 
   @Override
