@@ -9,7 +9,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The Fairway balancers this application runs, by name: {@code orders} for the balancer behind
- * Spring Cloud LoadBalancer's {@code orders} client, {@code okhttp:orders} for the OkHttp path's.
+ * Spring Cloud LoadBalancer's {@code orders} client, {@code okhttp:orders} for the OkHttp path's,
+ * {@code httpclient5:orders} for the Apache HttpClient 5 path's.
  * The {@code fairway} actuator endpoint lists them; code can read {@link LoadBalancer#status()}
  * from them too. A balancer joins when it is created (at startup for every service under
  * {@code fairway.services}, else when Spring Cloud LoadBalancer creates the client's context on its

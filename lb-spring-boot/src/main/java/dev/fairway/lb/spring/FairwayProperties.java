@@ -45,6 +45,12 @@ public class FairwayProperties {
   /** The OkHttp path: an OkHttpClient that balances the services under fairway.services. */
   private final OkHttp okhttp = new OkHttp();
 
+  /**
+   * The Apache HttpClient 5 path: Boot's HttpClient 5 request factory (RestClient, RestTemplate)
+   * balances the services under fairway.services.
+   */
+  private final HttpClient5 httpclient5 = new HttpClient5();
+
   /** Server side: what this application tells its callers. */
   private final Server server = new Server();
 
@@ -71,6 +77,10 @@ public class FairwayProperties {
 
   public OkHttp getOkhttp() {
     return okhttp;
+  }
+
+  public HttpClient5 getHttpclient5() {
+    return httpclient5;
   }
 
   public Server getServer() {
@@ -113,7 +123,10 @@ public class FairwayProperties {
     /** The limits of the concurrency-limited strategy (and only of it). */
     private final ConcurrencyLimit concurrencyLimit = new ConcurrencyLimit();
 
-    /** Response statuses that count as a failure of the instance. Default 500, 502, 503, 504. */
+    /**
+     * Response statuses that count as a failure of the instance. Default 500, 502, 503, 504. The
+     * Apache HttpClient 5 path needs the same codes for every service.
+     */
     private @Nullable List<Integer> failureStatusCodes;
 
     /** A request header whose value is the affinity key (for key-affinity and consistent-hash). Default: none. */
@@ -126,10 +139,16 @@ public class FairwayProperties {
      */
     private @Nullable String hedging;
 
-    /** OkHttp path only: attempts per call, each on another instance; 1 = no retry. Default 3. */
+    /**
+     * OkHttp and Apache HttpClient 5 paths: attempts per call, each on another instance; 1 = no
+     * retry. Default 3. The HttpClient 5 path needs the same value for every service.
+     */
     private @Nullable Integer maxAttempts;
 
-    /** OkHttp path only: how much retries and hedges may add to the request rate. */
+    /**
+     * OkHttp and Apache HttpClient 5 paths: how much retries and hedges may add to the request rate.
+     * The HttpClient 5 path needs the same budget for every service.
+     */
     private final RetryBudget retryBudget = new RetryBudget();
 
     private final Subset subset = new Subset();
@@ -370,7 +389,7 @@ public class FairwayProperties {
     }
   }
 
-  /** OkHttp path only: how much retries (and hedges) may add to a service's request rate. */
+  /** OkHttp and Apache HttpClient 5 paths: how much retries (and hedges) may add to a service's request rate. */
   public static class RetryBudget {
     /** Retries may add this share of the request rate (0.0..10.0; 0.2 = 20%). Default 0.2. */
     private @Nullable Double percent;
@@ -427,6 +446,35 @@ public class FairwayProperties {
   /** The OkHttp path. */
   public static class OkHttp {
     /** True provides an OkHttpClient bean that balances the services named under fairway.services. Default false. */
+    private boolean enabled;
+
+    /** How often each service's instances are read again from the DiscoveryClient. Default 30s. */
+    private Duration refreshInterval = Duration.ofSeconds(30);
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public Duration getRefreshInterval() {
+      return refreshInterval;
+    }
+
+    public void setRefreshInterval(Duration refreshInterval) {
+      this.refreshInterval = refreshInterval;
+    }
+  }
+
+  /** The Apache HttpClient 5 path. */
+  public static class HttpClient5 {
+    /**
+     * True makes the Apache HttpClient 5 request factory that Boot gives RestClient.Builder and
+     * RestTemplateBuilder balance the services named under fairway.services (httpclient5 and
+     * lb-apache-httpclient5 on the classpath). Default false.
+     */
     private boolean enabled;
 
     /** How often each service's instances are read again from the DiscoveryClient. Default 30s. */

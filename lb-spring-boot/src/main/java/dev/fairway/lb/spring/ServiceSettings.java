@@ -34,9 +34,12 @@ final class ServiceSettings {
   final String localZone;
   final PassiveHealth passiveHealth;
   final int[] failureStatusCodes;
+  /** {@code failure-status-codes} as set (value null when unset everywhere), and the property it came from. */
+  final Value<List<Integer>> failureStatusCodesSetting;
   final @Nullable String affinityHeader;
   final @Nullable ActiveHealth activeHealth;
-  // The OkHttp path's knobs, checked by OkHttpSettings when that path is on (lb-okhttp may be absent).
+  // The client paths' knobs, checked by OkHttpSettings / HttpClient5Settings when that path is on
+  // (lb-okhttp, lb-apache-httpclient5 may be absent).
   final Value<String> hedging;
   final Value<Integer> maxAttempts;
   final Value<Double> retryPercent;
@@ -127,6 +130,7 @@ final class ServiceSettings {
 
     Value<List<Integer>> codes = r.get(FairwayProperties.Service::getFailureStatusCodes, "failure-status-codes");
     this.failureStatusCodes = codes.value() == null ? DEFAULT_FAILURE_STATUS_CODES : checkCodes(codes);
+    this.failureStatusCodesSetting = codes;
     Value<String> header = r.get(FairwayProperties.Service::getAffinityHeader, "affinity-header");
     if (header.value() != null && !isToken(header.value())) {
       throw new FairwayConfigurationException(header.property(),

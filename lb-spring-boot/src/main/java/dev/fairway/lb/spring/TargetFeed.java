@@ -9,8 +9,9 @@ import org.springframework.core.env.Environment;
  * Where every service's balancer gets its targets when it does not read Spring Cloud's discovery:
  * Fairway's own watchers ({@code fairway.consul.enabled=true}, {@link ConsulTargetFeed};
  * {@code fairway.kubernetes.enabled=true}, {@link KubernetesTargetFeed}; {@code fairway.dns.enabled=true},
- * {@link DnsTargetFeed}), at most one of them. Both paths
- * ask it: {@link FairwayReactorLoadBalancer} (Spring Cloud LoadBalancer) and {@link FairwayOkHttp}.
+ * {@link DnsTargetFeed}), at most one of them. Every path
+ * asks it: {@link FairwayReactorLoadBalancer} (Spring Cloud LoadBalancer), and {@link PathBalancers}
+ * for {@link FairwayOkHttp} and {@link FairwayHttpClient5Path}.
  * No type of an optional library appears here, so the paths can name it whether or not
  * a discovery module is on the classpath. Implementations are thread-safe.
  */

@@ -3,8 +3,10 @@
  *
  * <p>Public here: {@link dev.fairway.lb.spring.FairwayProperties} (the {@code fairway.*}
  * properties), {@link dev.fairway.lb.spring.FairwayBalancers} (the running balancers), the
- * auto-configuration classes and {@link dev.fairway.lb.spring.FairwayLoadBalancerClientConfiguration}
- * (for {@code @LoadBalancerClient(configuration = ...)}). Everything else is package-private.
+ * auto-configuration classes, {@link dev.fairway.lb.spring.FairwayLoadBalancerClientConfiguration}
+ * (for {@code @LoadBalancerClient(configuration = ...)}), and the client paths' beans {@link
+ * dev.fairway.lb.spring.FairwayOkHttp} and {@link dev.fairway.lb.spring.FairwayHttpClient5Path}
+ * (for a client of your own). Everything else is package-private.
  *
  * <p>How a call flows: a {@code @LoadBalanced} client asks Spring Cloud LoadBalancer for the
  * service's balancer, which by default is a {@code FairwayReactorLoadBalancer}: it feeds the

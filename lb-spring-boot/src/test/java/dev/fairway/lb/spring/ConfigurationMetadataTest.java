@@ -57,7 +57,8 @@ class ConfigurationMetadataTest {
     assertThat(checked).contains("fairway.default", "fairway.default.strategy", "fairway.services",
         "fairway.default.hedging.loser-hold", "fairway.default.active-health.path", "fairway.consul",
         "fairway.consul.tls", "fairway.default.subset", "fairway.consul.address", "fairway.kubernetes",
-        "fairway.kubernetes.port-name", "fairway.dns", "fairway.dns.refresh", "fairway.dns.services");
+        "fairway.kubernetes.port-name", "fairway.dns", "fairway.dns.refresh", "fairway.dns.services",
+        "fairway.httpclient5", "fairway.httpclient5.enabled", "fairway.httpclient5.refresh-interval");
   }
 
   @Test
@@ -87,6 +88,8 @@ class ConfigurationMetadataTest {
     expected.put("fairway.loadbalancer.abandoned-pick-timeout", "5m");
     expected.put("fairway.okhttp.enabled", false);
     expected.put("fairway.okhttp.refresh-interval", "30s");
+    expected.put("fairway.httpclient5.enabled", false);
+    expected.put("fairway.httpclient5.refresh-interval", "30s");
     expected.put("fairway.server.load-reports.enabled", false);
     expected.put("fairway.default.subset.floor", 12);
     expected.put("fairway.consul.enabled", false);

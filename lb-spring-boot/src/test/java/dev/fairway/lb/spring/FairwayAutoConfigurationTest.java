@@ -422,6 +422,26 @@ class FairwayAutoConfigurationTest {
   }
 
   @Test
+  void httpClient5Path_offByDefault_andOnlyWithHttpClient5AndTheAdapterOnTheClasspath() {
+    AutoConfigurations hc5 = AutoConfigurations.of(FairwayHttpClient5AutoConfiguration.class);
+    runner.withConfiguration(hc5).withPropertyValues("fairway.services.orders.strategy=random")
+        .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(FairwayHttpClient5Path.class));
+    runner.withConfiguration(hc5).withPropertyValues("fairway.httpclient5.enabled=true", "fairway.services.orders.strategy=random")
+        .run(context -> {
+          assertThat(context).hasNotFailed().hasSingleBean(FairwayHttpClient5Path.class);
+          assertThat(context.getBean(FairwayBalancers.class).balancers()).containsKey("httpclient5:orders");
+        });
+    for (String missing : new String[] {"dev.fairway.lb.hc5", "org.apache.hc.client5"}) {
+      runner.withConfiguration(hc5).withPropertyValues("fairway.httpclient5.enabled=true", "fairway.services.orders.strategy=random")
+          .withClassLoader(new FilteredClassLoader(missing))
+          .run(context -> assertThat(context).as(missing).hasNotFailed().doesNotHaveBean(FairwayHttpClient5Path.class));
+    }
+    runner.withConfiguration(hc5).withPropertyValues("fairway.httpclient5.enabled=true", "fairway.enabled=false",
+        "fairway.services.orders.strategy=random")
+        .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(FairwayHttpClient5Path.class));
+  }
+
+  @Test
   void passiveHealthOff_withItsKnobs_isRejected() {
     runner.withPropertyValues("fairway.services.orders.passive-health.enabled=false",
         "fairway.services.orders.passive-health.consecutive-failures=3").run(context -> {

@@ -19,6 +19,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import io.micrometer.core.instrument.MeterRegistry;
+import dev.fairway.lb.LoadBalancer;
+import dev.fairway.lb.TargetState;
+import dev.fairway.lb.TargetStatus;
+import dev.fairway.lb.spring.FairwayBalancers;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import org.junit.jupiter.api.AfterEach;
@@ -28,10 +32,12 @@ import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.http.client.ClientHttpRequestFactoryBuilder;
 import org.springframework.cloud.client.loadbalancer.LoadBalanced;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.http.client.ClientHttpRequestFactory;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.RestClient;
@@ -39,9 +45,10 @@ import org.springframework.web.client.RestClient;
 /**
  * A Spring Cloud application as a user writes it, on exactly what Boot's and Spring Cloud's BOMs
  * resolve: two "orders" server applications (Tomcat on loopback, Fairway's load reports on) and a
- * client application whose {@code @LoadBalanced RestClient} and whose Fairway {@code OkHttpClient}
- * call {@code http://orders/} over them and over a third address that refuses connections, listed
- * through Spring Cloud's simple discovery.
+ * client application whose {@code @LoadBalanced RestClient}, whose Fairway {@code OkHttpClient} and
+ * whose Boot-provided {@code RestClient.Builder} on the Apache HttpClient 5 path call {@code
+ * http://orders/} over them and over a third address that refuses connections, listed through
+ * Spring Cloud's simple discovery.
  *
  * <p>The same source runs in it/boot3 (Boot 3.5, Spring Cloud 2025.0) and it/boot4 (Boot 4.0,
  * Spring Cloud 2025.1), so it uses only API that both lines have.
@@ -83,12 +90,27 @@ class SpringConsumerTest {
   @SpringBootConfiguration
   @EnableAutoConfiguration
   static class ClientApp {
+    /**
+     * Boot's HttpClient 5 request factory, which carries Fairway's exec chain element
+     * (fairway.httpclient5.enabled): the load-balanced builder's calls reach HttpClient already
+     * resolved to an instance, and pass through it without a second pick.
+     */
+    @Bean
+    ClientHttpRequestFactory httpClient5RequestFactory(ClientHttpRequestFactoryBuilder<?> factories) {
+      return factories.build();
+    }
+
     @Bean
     @LoadBalanced
-    RestClient.Builder loadBalancedRestClientBuilder() {
-      return RestClient.builder();
+    RestClient.Builder loadBalancedRestClientBuilder(ClientHttpRequestFactory httpClient5RequestFactory) {
+      return RestClient.builder().requestFactory(httpClient5RequestFactory);
     }
   }
+
+  /** A client application with no RestClient.Builder of its own: it takes Boot's. */
+  @SpringBootConfiguration
+  @EnableAutoConfiguration
+  static class PlainClientApp {}
 
   @BeforeEach
   void start() throws IOException {
@@ -109,7 +131,8 @@ class SpringConsumerTest {
         // round robin: the refusing instance is reached within the first three calls, and the
         // split between a and b is exact enough to assert
         "fairway.services.orders.strategy=round-robin",
-        "fairway.okhttp.enabled=true"));
+        "fairway.okhttp.enabled=true",
+        "fairway.httpclient5.enabled=true"));
   }
 
   @AfterEach
@@ -163,6 +186,43 @@ class SpringConsumerTest {
     assertThat(targets.get("a")).contains("\"state\":\"HEALTHY\"");
     assertThat(targets.get("b")).contains("\"state\":\"HEALTHY\"");
     assertEveryAnswersLoadReportWasRead();
+    // One balancer per call: the Apache HttpClient 5 path, under the same builder, picked none.
+    assertThat(client.getBean(MeterRegistry.class).find("fairway.requests").tag("balancer", "httpclient5:orders")
+        .timers()).allSatisfy(t -> assertThat(t.count()).isZero());
+  }
+
+  @Test
+  void httpClient5Path_bootsRestClientBuilder_balancesOverTheInstances_andEjectsTheRefusingOne() throws Exception {
+    ConfigurableApplicationContext plain = run(new SpringApplicationBuilder(PlainClientApp.class).properties(
+        "spring.main.web-application-type=none",
+        "spring.cloud.discovery.client.simple.instances.orders[0].uri=http://127.0.0.1:" + portA,
+        "spring.cloud.discovery.client.simple.instances.orders[0].instance-id=a",
+        "spring.cloud.discovery.client.simple.instances.orders[1].uri=http://127.0.0.1:" + portB,
+        "spring.cloud.discovery.client.simple.instances.orders[1].instance-id=b",
+        "spring.cloud.discovery.client.simple.instances.orders[2].uri=http://127.0.0.1:" + refusing,
+        "spring.cloud.discovery.client.simple.instances.orders[2].instance-id=refusing",
+        "fairway.services.orders.strategy=round-robin",
+        "fairway.httpclient5.enabled=true"));
+    RestClient orders = plain.getBean(RestClient.Builder.class).baseUrl("http://orders").build();
+
+    for (int i = 0; i < CALLS; i++) {
+      // Fairway's element in HttpClient retries the refused attempt on another instance itself.
+      assertThat(orders.get().uri("/orders").retrieve().body(String.class)).isIn("a", "b");
+    }
+
+    int a = served("a");
+    int b = served("b");
+    assertThat(a + b).isEqualTo(CALLS);
+    assertThat(a).isBetween(CALLS / 2 - 1, CALLS / 2 + 1);
+    LoadBalancer balancer = plain.getBean(FairwayBalancers.class).balancers().get("httpclient5:orders");
+    assertThat(balancer.status()).filteredOn(s -> s.target().id().equals("refusing"))
+        .singleElement().extracting(TargetStatus::state).isEqualTo(TargetState.EJECTED);
+    MeterRegistry meters = plain.getBean(MeterRegistry.class);
+    assertThat(meters.get("fairway.load.reports").tag("service", "orders").tag("result", "parsed").counter().count())
+        .isEqualTo(CALLS);
+    // Every answered call, and the refused attempt, were the HTTP client 5 path's picks.
+    assertThat(meters.find("fairway.requests").tag("balancer", "httpclient5:orders").timers().stream()
+        .mapToLong(io.micrometer.core.instrument.Timer::count).sum()).isEqualTo(CALLS + 1);
   }
 
   @Test
