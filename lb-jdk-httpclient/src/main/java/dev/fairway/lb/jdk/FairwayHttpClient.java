@@ -1,10 +1,12 @@
 package dev.fairway.lb.jdk;
 
+import dev.fairway.lb.HedgingPolicy;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.internal.Args;
 import dev.fairway.lb.internal.AttemptBudget;
 import dev.fairway.lb.internal.OutcomeRule;
 import dev.fairway.lb.internal.RetryRule;
+import dev.fairway.lb.internal.hedging.Hedger;
 import io.github.resilience4j.core.IntervalFunction;
 import java.io.IOException;
 import java.lang.invoke.MethodHandle;
@@ -132,13 +134,19 @@ public final class FairwayHttpClient extends HttpClient implements AutoCloseable
   private final @Nullable ServiceRoute onlyRoute; // when exactly one service is registered: no map lookup
   final RetryRule retries;
   final Sleeper sleeper;
+  private final @Nullable Hedger hedger; // null: no hedging
 
   private FairwayHttpClient(Builder b) {
     this.delegate = b.delegate;
+    HedgingPolicy policy = b.hedging;
+    this.hedger = policy == null ? null
+        : b.hedgeScheduler != null && b.hedgeExecutor != null
+            ? new Hedger(policy, b.hedgeScheduler, b.hedgeExecutor, b.ticker)
+            : Hedger.create(policy, b.ticker);
     Map<String, ServiceRoute> built = new HashMap<>();
     for (Map.Entry<String, LoadBalancer> e : b.services.entrySet()) {
       AttemptBudget budget = new AttemptBudget(b.percentCanRetry(), b.minRetriesPerSecond(), b.ticker);
-      built.put(e.getKey(), new ServiceRoute(e.getKey(), e.getValue(), budget, b.failureStatusCodes()));
+      built.put(e.getKey(), new ServiceRoute(e.getKey(), e.getValue(), budget, b.failureStatusCodes(), hedger));
     }
     this.routes = Map.copyOf(built);
     this.onlyRoute = built.size() == 1 ? built.values().iterator().next() : null;
@@ -191,6 +199,11 @@ public final class FairwayHttpClient extends HttpClient implements AutoCloseable
    */
   public static HttpRequest nonIdempotent(HttpRequest request) {
     return MarkedRequest.mark(request, false);
+  }
+
+  /** The route of {@code logicalHost} (lower case), or null if it has none; for tests. */
+  @Nullable ServiceRoute route(String logicalHost) {
+    return routes.get(logicalHost);
   }
 
   /** The route of a request's host, or null when the host is no registered service. */
@@ -337,8 +350,9 @@ public final class FairwayHttpClient extends HttpClient implements AutoCloseable
 
   @Override
   public String toString() {
+    Hedger h = hedger;
     return "FairwayHttpClient{services=" + routes.keySet() + ", maxAttempts=" + retries.maxAttempts()
-        + ", delegate=" + delegate + "}";
+        + (h != null ? ", hedging=" + h.policy : "") + ", delegate=" + delegate + "}";
   }
 
   /** Handles on Java 21's HttpClient lifecycle methods; null where the running JDK lacks one. */
@@ -394,6 +408,9 @@ public final class FairwayHttpClient extends HttpClient implements AutoCloseable
     private @Nullable List<Integer> retryStatusCodes;
     private @Nullable List<Number> retryBudget; // percentCanRetry, minRetriesPerSecond
     private @Nullable IntervalFunction backoff;
+    private @Nullable HedgingPolicy hedging;
+    Hedger.@Nullable Scheduler hedgeScheduler;
+    @Nullable Executor hedgeExecutor;
     LongSupplier ticker = System::nanoTime;
     Sleeper sleeper = Sleeper.SYSTEM;
 
@@ -472,7 +489,45 @@ public final class FairwayHttpClient extends HttpClient implements AutoCloseable
       return this;
     }
 
-    /** The retry budget's clock. For tests. */
+    /**
+     * Sends a hedge, a second copy of a request to another target, when the first copy has no
+     * response headers after the policy's delay (fixed, or a percentile of the first copy's
+     * target's recent response times); the first usable response (not a failure status) wins, and
+     * the other copy is cancelled with {@code CompletableFuture.cancel} on its JDK exchange, which
+     * aborts it (see Cancellation above). The same policy type and decisions as lb-okhttp's {@code
+     * LoadBalancingInterceptor.Builder.hedging}: a hedge goes only to a target that may have a free
+     * worker, or where it is likely to answer first although it waits (the free-worker and queue
+     * judge); it takes a token from the policy's own budget ({@link HedgingPolicy#withBudget},
+     * default 5% of hedgeable requests plus one a second) and one from the retry budget ({@link
+     * #retryBudget}); a copy that lost before its answer keeps its slot for a while ({@link
+     * HedgingPolicy#withLoserHold}). Default: no hedging.
+     *
+     * <p>Hedged: requests that may have two copies in flight, by lb-core's shared rule: GET, HEAD
+     * and OPTIONS, and requests marked {@link FairwayHttpClient#idempotent}; never one marked
+     * {@link FairwayHttpClient#nonIdempotent}. At most one hedge per call, for its first attempt
+     * only; the hedge counts as an attempt toward {@link #maxAttempts}. Only the winner's body goes
+     * to your body handler (a failure status's body is read into memory while the other copy may
+     * still win, as for a retry). Both {@code sendAsync} and {@code send} hedge; {@code send} runs
+     * the race on the async path and waits, and an interrupt cancels both copies.
+     *
+     * @throws IllegalArgumentException if {@code policy} is null
+     * @throws IllegalStateException if hedging was set already
+     */
+    public Builder hedging(HedgingPolicy policy) {
+      Args.requireUnset("hedging", hedging);
+      Args.requireArgument(policy != null, "hedging", null, "a HedgingPolicy");
+      this.hedging = policy;
+      return this;
+    }
+
+    /** How hedges are timed and where they run. For tests. */
+    Builder hedgeScheduler(Hedger.Scheduler scheduler, Executor executor) {
+      this.hedgeScheduler = scheduler;
+      this.hedgeExecutor = executor;
+      return this;
+    }
+
+    /** The retry budget's (and hedging's) clock. For tests. */
     Builder ticker(LongSupplier ticker) {
       this.ticker = ticker;
       return this;
