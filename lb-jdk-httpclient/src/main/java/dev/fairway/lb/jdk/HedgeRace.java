@@ -279,8 +279,9 @@ final class HedgeRace<T> extends TimerNode {
         closeHedge();
         chosen = leg;
       } else if (other.posted) { // both failed: a response is worth more to the caller than an exception
-        chosen = first.response != null || other.response == null ? first : other;
-        settle = chosen == first ? other : first;
+        Leg hedgeLeg = leg == first ? other : leg;
+        chosen = first.response != null || hedgeLeg.response == null ? first : hedgeLeg;
+        settle = chosen == first ? hedgeLeg : first;
         settle.lost = true;
       } else {
         return; // the other leg may still answer
@@ -360,6 +361,11 @@ final class HedgeRace<T> extends TimerNode {
         return true;
       }
     }
+  }
+
+  /** True once the first leg's exchange ended (its outcome may still wait for the hedge); for tests. */
+  synchronized boolean firstPosted() {
+    return first.posted;
   }
 
   /** The hedge's target if a hedge was sent, else null; for tests. */
