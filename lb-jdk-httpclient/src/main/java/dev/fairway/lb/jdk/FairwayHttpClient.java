@@ -93,6 +93,10 @@ import org.jspecify.annotations.Nullable;
  *       tried every target does a next round start, after {@link Builder#backoff}. Retries of one
  *       service are limited by a retry budget (default 20% of its request rate plus 10 per second).
  *       A failed call throws its last failure with the earlier ones suppressed.
+ *   <li>With {@link Builder#hedging}, a hedgeable request (GET, HEAD, OPTIONS, or one marked {@link
+ *       #idempotent}) with no response headers after the policy's delay gets one copy on another
+ *       target; the first usable response wins and the other copy is cancelled (see {@link
+ *       Builder#hedging}).
  *   <li>The JDK's client itself may re-send a request on the same target (a refused connect once,
  *       and an idempotent request whose pooled connection turned out closed): that happens inside
  *       one attempt, and is left as the JDK does it.
