@@ -333,6 +333,26 @@ class HedgingTest {
     assertThat(inFlight(lb)).isZero();
   }
 
+  @Test
+  void percentile_onceTheWindowHoldsEnoughResponses_theRaceArmsWithItsPercentile() throws Exception {
+    RaceServers s = servers(2, (arrival, server) -> RaceServers.Reply.ok("s" + server));
+    LoadBalancer lb = balancer(s);
+    java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong();
+    FairwayHttpClient client = FairwayHttpClient.builder(plain).service("orders", lb).hedgeScheduler(byHand, Runnable::run)
+        .ticker(now::get).hedging(HedgingPolicy.percentile(95.0).withLoserHold(NO_HOLD)).build();
+
+    for (int i = 0; i < HedgingPolicy.MIN_SAMPLES; i++) { // each answers in 0 ns of fake time: 1 us in the window
+      assertThat(client.send(get(), BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+    }
+    assertThat(armed).isEmpty();
+    now.addAndGet(250 * MS); // the window is looked at again: it holds 100 responses now
+
+    assertThat(client.send(get(), BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+
+    assertThat(armed).as("the percentile, at least 1 ms").containsExactly(1L);
+    assertThat(inFlight(lb)).isZero();
+  }
+
   // ---- the caller stops waiting
 
   @RepeatedTest(10)
@@ -411,6 +431,33 @@ class HedgingTest {
 
     lb.close();
     assertThat(hedging.heldLosers()).isZero();
+    assertThat(inFlight(lb)).isZero();
+    assertThat(registry.find("fairway.hedges").meters()).as("the hedging meters go with the balancer").isEmpty();
+    assertThat(registry.find("fairway.hedges.extra.load").meters()).isEmpty();
+  }
+
+  @RepeatedTest(10)
+  void heldLoser_isReleasedWhenACopySentLaterToItsTargetAnswers() throws Exception {
+    RaceServers s = servers(2, firstHeld());
+    LoadBalancer lb = balancer(s);
+    FairwayHttpClient client = client(lb, HedgingPolicy.fixedDelay(Duration.ofMillis(100))); // default hold: 10 s
+
+    CompletableFuture<HttpResponse<String>> future = client.sendAsync(get(), BodyHandlers.ofString());
+    assertThat(s.awaitArrival(0)).isTrue();
+    int slow = s.serverOf(0);
+    fireHedge();
+    assertThat(future.get(10, TimeUnit.SECONDS).body()).isEqualTo("s" + (1 - slow));
+    ServiceHedging hedging = client.route("orders").hedging;
+    assertThat(hedging).isNotNull();
+    assertThat(hedging.heldLosers()).isEqualTo(1);
+
+    // Round robin: of the next two calls one goes to the slow target, whose server answers it.
+    for (int i = 0; i < 2; i++) {
+      assertThat(client.send(get(), BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+    }
+
+    assertThat(s.requests(slow)).isEqualTo(2);
+    assertThat(hedging.heldLosers()).as("its server got past the loser").isZero();
     assertThat(inFlight(lb)).isZero();
   }
 
