@@ -33,7 +33,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Two drivers share the decisions ({@link #nextPick}, {@link #failed}, {@link #answered}): {@link
  * #send} loops on the caller's thread, {@link #sendAsync} chains the delegate's futures. Either is
- * called once per instance.
+ * called once per instance. A hedgeable request's first attempt is raced against a hedge by a
+ * {@link HedgeRace}, which hands the outcome it chose back to {@link #attemptEnded}; {@code send}
+ * then runs on the async driver and waits.
  */
 final class BalancedExchange<T> {
   private static final Executor DIRECT = Runnable::run;
