@@ -6,6 +6,7 @@ import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.AttemptOutcome;
 import dev.fairway.lb.internal.CallMeters;
 import dev.fairway.lb.internal.OutcomeRule;
+import dev.fairway.lb.internal.hedging.ServiceHedging;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.jspecify.annotations.Nullable;
 
@@ -23,8 +24,13 @@ final class Attempt {
   private final BalancedExchange<?> exchange;
   private final CallMeters.TargetTimers timers;
   private final long startNanos;
-  /** This attempt's number in its call, 1 for the first. */
+  /** This attempt's number in its call, 1 for the first (a hedge is number 2). */
   final int number;
+  /**
+   * When the attempt was sent, by the service's hedging clock; 0 on a route without hedging. The one
+   * start every hedging time of this attempt is measured from (its response time, its hold).
+   */
+  private final long sentNanos;
   /** {@link OutcomeRule#SUCCESS}, or the status that makes this attempt a failure; set when the headers arrive. */
   private volatile int failureStatus;
   /**
@@ -42,6 +48,13 @@ final class Attempt {
     CallMeters meters = exchange.route.meters;
     this.timers = meters.timers(pick.target());
     this.startNanos = meters.startNanos();
+    ServiceHedging hedging = exchange.route.hedging;
+    this.sentNanos = hedging == null ? 0 : hedging.nowNanos();
+  }
+
+  /** When the attempt was sent, by the service's hedging clock; 0 on a route without hedging. */
+  long sentNanos() {
+    return sentNanos;
   }
 
   Target target() {
@@ -55,7 +68,42 @@ final class Attempt {
    */
   void responded(int status, @Nullable String loadReport) {
     pick.recordLatency();
-    failureStatus = exchange.route.outcomes.read(pick, status, loadReport);
+    int failure = exchange.route.outcomes.read(pick, status, loadReport);
+    failureStatus = failure;
+    ServiceHedging hedging = exchange.route.hedging;
+    if (hedging != null) {
+      hedging.responded(pick.target(), sentNanos); // the target got past the losing copies it held
+      if (failure == OutcomeRule.SUCCESS && exchange.hedgeable()) {
+        hedging.recordResponse(pick.target(), sentNanos); // a percentile delay learns from a usable response's time
+      }
+    }
+  }
+
+  /**
+   * The other copy of a hedged call won: records no failure, times the attempt as cancelled, and
+   * gives the pick the time this copy ran as a lower bound of its latency ({@link Pick#superseded}).
+   * If the copy {@code answered}, its slot is freed now; if it was cancelled before its answer, its
+   * server most likely still works on it, and the service's hedging holds the slot until then
+   * ({@link ServiceHedging#hold}; at once with a loser hold of 0). True if this completed the
+   * attempt.
+   */
+  boolean superseded(boolean answered) {
+    if (!DONE.compareAndSet(this, 0, 1)) {
+      return false;
+    }
+    // Timed before the slot is freed: whoever sees the target idle also sees this attempt counted.
+    exchange.route.meters.attempt(timers, CallMeters.Outcome.CANCELLED, startNanos);
+    ServiceHedging hedging = exchange.route.hedging;
+    if (!answered && hedging != null && hedging.holdsLosers()) {
+      pick.supersededHoldingSlot();
+      hedging.hold(pick.target(), pick::release, sentNanos);
+    } else {
+      pick.superseded();
+      if (answered && hedging != null) {
+        hedging.responded(pick.target(), sentNanos); // its server got past the losing copies it held
+      }
+    }
+    return true;
   }
 
   /**

@@ -5,6 +5,7 @@ import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.Failures;
 import dev.fairway.lb.internal.RetryRule;
+import dev.fairway.lb.internal.hedging.ServiceHedging;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URISyntaxException;
@@ -32,7 +33,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Two drivers share the decisions ({@link #nextPick}, {@link #failed}, {@link #answered}): {@link
  * #send} loops on the caller's thread, {@link #sendAsync} chains the delegate's futures. Either is
- * called once per instance.
+ * called once per instance. A hedgeable request's first attempt is raced against a hedge by a
+ * {@link HedgeRace}, which hands the outcome it chose back to {@link #attemptEnded}; {@code send}
+ * then runs on the async driver and waits.
  */
 final class BalancedExchange<T> {
   private static final Executor DIRECT = Runnable::run;
@@ -44,6 +47,7 @@ final class BalancedExchange<T> {
   private final @Nullable PushPromiseHandler<T> pushPromiseHandler;
   private final boolean resendable;
   final @Nullable String affinityKey; // the request's, read once: every pick of this call uses it
+  private final boolean hedgeable; // the service hedges, and this request may be hedged
 
   private @Nullable Set<Target> tried; // allocated on the first retry only
   private @Nullable HttpResponse<T> previous; // a retryable-status response, replayed if no further attempt is made
@@ -60,6 +64,7 @@ final class BalancedExchange<T> {
   private volatile boolean cancelled;
   private volatile @Nullable Attempt current;
   private volatile @Nullable CompletableFuture<?> currentFuture;
+  private volatile @Nullable HedgeRace<T> race; // the first attempt's race, when it was hedgeable
 
   BalancedExchange(FairwayHttpClient client, ServiceRoute route, HttpRequest request, BodyHandler<T> handler,
       @Nullable PushPromiseHandler<T> pushPromiseHandler) {
@@ -68,8 +73,15 @@ final class BalancedExchange<T> {
     this.request = request;
     this.handler = handler;
     this.pushPromiseHandler = pushPromiseHandler;
-    this.resendable = RetryRule.isResendable(request.method(), MarkedRequest.of(request), true);
+    Boolean mark = MarkedRequest.of(request);
+    this.resendable = RetryRule.isResendable(request.method(), mark, true);
+    this.hedgeable = route.hedging != null && RetryRule.isHedgeable(request.method(), mark, true);
     this.affinityKey = client.affinityKey == null ? null : client.affinityKey.apply(request);
+  }
+
+  /** True if the service hedges and this request may be hedged (idempotent by its method or mark). */
+  boolean hedgeable() {
+    return hedgeable;
   }
 
   boolean isCancelled() {
@@ -87,7 +99,10 @@ final class BalancedExchange<T> {
     if (Thread.interrupted()) { // the JDK's send would throw too (clearing the flag, as here): take no slot
       throw new InterruptedException("interrupted before the call began");
     }
-    route.budget.deposit();
+    if (hedgeable) {
+      return sendHedgeable();
+    }
+    route.callStarted(false);
     for (;;) {
       Pick pick = nextPick();
       if (pick == null && backoffDue) {
@@ -120,6 +135,32 @@ final class BalancedExchange<T> {
     }
   }
 
+  /**
+   * {@link #send} of a hedgeable request: the race runs on the async path and this thread waits for
+   * it. An interrupt cancels the call (both copies, each released, none charged) and is thrown.
+   */
+  private HttpResponse<T> sendHedgeable() throws IOException, InterruptedException {
+    CompletableFuture<HttpResponse<T>> future = sendAsync();
+    try {
+      return future.get();
+    } catch (InterruptedException e) {
+      future.cancel(true);
+      throw e;
+    } catch (ExecutionException e) {
+      Throwable cause = unwrap(e);
+      if (cause instanceof IOException io) {
+        throw io;
+      }
+      if (cause instanceof RuntimeException re) {
+        throw re;
+      }
+      if (cause instanceof Error error) {
+        throw error;
+      }
+      throw new IOException(cause);
+    }
+  }
+
   // ---- the asynchronous driver
 
   @SuppressWarnings("FutureReturnValueIgnored") // the dependent stage only reacts; result carries every outcome
@@ -130,7 +171,7 @@ final class BalancedExchange<T> {
         cancel();
       }
     });
-    route.budget.deposit();
+    route.callStarted(hedgeable);
     next(result);
     return result;
   }
@@ -165,6 +206,20 @@ final class BalancedExchange<T> {
       return;
     }
     Attempt attempt = new Attempt(pick, this, ++attempts);
+    ServiceHedging hedging = route.hedging;
+    if (hedgeable && attempts == 1 && hedging != null) {
+      hedging.maintain(attempt.target(), attempt.sentNanos());
+      long delay = hedging.delayNanos(attempt.target());
+      if (delay >= 0) { // else no delay known yet: sent alone, and a percentile delay learns from its time
+        HedgeRace<T> r = new HedgeRace<>(this, hedging, attempt, handler, result);
+        race = r;
+        r.start(delay);
+        if (cancelled) { // the caller cancelled while the race began: cancel() may have missed it
+          r.cancelAll();
+        }
+        return;
+      }
+    }
     current = attempt;
     CompletableFuture<HttpResponse<T>> sent;
     try {
@@ -191,31 +246,68 @@ final class BalancedExchange<T> {
       attempt.cancel();
       return;
     }
-    sent.whenComplete((response, thrown) -> {
-      if (thrown != null) {
-        Throwable cause = unwrap(thrown);
-        if (cancelled) {
-          attempt.cancel();
-          result.completeExceptionally(cause);
-        } else if (!(cause instanceof IOException io)) {
-          attempt.release(); // a bug or the caller's handler, not the target's fault
-          result.completeExceptionally(cause);
-        } else if (failed(attempt, io)) {
-          next(result);
-        } else {
-          result.completeExceptionally(lastFailure());
-        }
-      } else if (answered(attempt, response)) {
-        result.complete(response);
-      } else {
+    sent.whenComplete((response, thrown) -> attemptEnded(attempt, response, thrown, result));
+  }
+
+  /**
+   * {@code attempt}'s exchange ended, with {@code response} or {@code thrown}: hands the response on,
+   * makes the next attempt, or settles {@code result} with the call's failure.
+   */
+  void attemptEnded(Attempt attempt, @Nullable HttpResponse<T> response, @Nullable Throwable thrown,
+      CompletableFuture<HttpResponse<T>> result) {
+    if (thrown != null || response == null) {
+      Throwable cause = thrown == null ? new IOException("no response") : unwrap(thrown);
+      if (cancelled) {
+        attempt.cancel();
+        result.completeExceptionally(cause);
+      } else if (!(cause instanceof IOException io)) {
+        attempt.release(); // a bug or the caller's handler, not the target's fault
+        result.completeExceptionally(cause);
+      } else if (failed(attempt, io)) {
         next(result);
+      } else {
+        result.completeExceptionally(lastFailure());
       }
-    });
+    } else if (answered(attempt, response)) {
+      result.complete(response);
+    } else if (retryReason != null) {
+      next(result);
+    } else { // a failure status kept by a hedge race that no retry follows: the caller gets it
+      giveUp(result);
+    }
+  }
+
+  /** The request of a race's leg, sent through the delegate with the leg's body handler. */
+  CompletableFuture<HttpResponse<T>> sendLeg(Attempt attempt, BodyHandler<T> legHandler) throws IOException {
+    HttpRequest routed = routed(attempt);
+    return pushPromiseHandler == null
+        ? client.delegate.sendAsync(routed, legHandler)
+        : client.delegate.sendAsync(routed, legHandler, pushPromiseHandler);
+  }
+
+  /** The attempt of a race's hedge, on {@code pick}: this call's second. */
+  Attempt hedgeAttempt(Pick pick) {
+    return new Attempt(pick, this, 2);
+  }
+
+  /**
+   * The first attempt's race was decided; {@code hedge} is the hedge's target if one was sent: it
+   * counts as an attempt on a target this call tried.
+   */
+  void raceEnded(@Nullable Target hedge) {
+    if (hedge != null) {
+      attempts++;
+      tried = tried(hedge);
+    }
   }
 
   /** The caller cancelled {@code sendAsync}'s future: the attempt in flight is cancelled and released. */
   private void cancel() {
     cancelled = true;
+    HedgeRace<T> r = race;
+    if (r != null) {
+      r.cancelAll();
+    }
     CompletableFuture<?> f = currentFuture;
     if (f != null) {
       f.cancel(true); // the JDK aborts the exchange (see FairwayHttpClient on cancellation)
@@ -321,7 +413,7 @@ final class BalancedExchange<T> {
     // request goes to another target with the same timeout (the JDK has no read timeout, so this
     // is how a target that never answers is left for another).
 
-    retryReason = client.retries.onIOException(e, resendable, attempt.number);
+    retryReason = client.retries.onIOException(e, resendable, attempts);
     if (retryReason == null) {
       return false;
     }
@@ -339,7 +431,7 @@ final class BalancedExchange<T> {
       return true;
     }
     attempt.complete(null); // reports the failure status now, before the next pick
-    retryReason = client.retries.onResponse(response.statusCode(), resendable, attempt.number);
+    retryReason = client.retries.onResponse(response.statusCode(), resendable, attempts);
     previous = response;
     previousBody = retained;
     tried = tried(attempt.target());
@@ -396,7 +488,7 @@ final class BalancedExchange<T> {
     return set;
   }
 
-  private static Throwable unwrap(Throwable t) {
+  static Throwable unwrap(Throwable t) {
     Throwable cause = t;
     while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
       cause = cause.getCause();

@@ -1,10 +1,12 @@
 package dev.fairway.lb.jdk;
 
+import dev.fairway.lb.HedgingPolicy;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.internal.Args;
 import dev.fairway.lb.internal.AttemptBudget;
 import dev.fairway.lb.internal.OutcomeRule;
 import dev.fairway.lb.internal.RetryRule;
+import dev.fairway.lb.internal.hedging.Hedger;
 import io.github.resilience4j.core.IntervalFunction;
 import java.io.IOException;
 import java.lang.invoke.MethodHandle;
@@ -91,6 +93,10 @@ import org.jspecify.annotations.Nullable;
  *       tried every target does a next round start, after {@link Builder#backoff}. Retries of one
  *       service are limited by a retry budget (default 20% of its request rate plus 10 per second).
  *       A failed call throws its last failure with the earlier ones suppressed.
+ *   <li>With {@link Builder#hedging}, a hedgeable request (GET, HEAD, OPTIONS, or one marked {@link
+ *       #idempotent}) with no response headers after the policy's delay gets one copy on another
+ *       target; the first usable response wins and the other copy is cancelled (see {@link
+ *       Builder#hedging}).
  *   <li>The JDK's client itself may re-send a request on the same target (a refused connect once,
  *       and an idempotent request whose pooled connection turned out closed): that happens inside
  *       one attempt, and is left as the JDK does it.
@@ -133,14 +139,20 @@ public final class FairwayHttpClient extends HttpClient implements AutoCloseable
   final RetryRule retries;
   final Sleeper sleeper;
   final @Nullable AffinityKey affinityKey; // null = every pick without a key
+  private final @Nullable Hedger hedger; // null: no hedging
 
   private FairwayHttpClient(Builder b) {
     this.delegate = b.delegate;
     this.affinityKey = b.affinityKey;
+    HedgingPolicy policy = b.hedging;
+    this.hedger = policy == null ? null
+        : b.hedgeScheduler != null && b.hedgeExecutor != null
+            ? new Hedger(policy, b.hedgeScheduler, b.hedgeExecutor, b.ticker)
+            : Hedger.create(policy, b.ticker);
     Map<String, ServiceRoute> built = new HashMap<>();
     for (Map.Entry<String, LoadBalancer> e : b.services.entrySet()) {
       AttemptBudget budget = new AttemptBudget(b.percentCanRetry(), b.minRetriesPerSecond(), b.ticker);
-      built.put(e.getKey(), new ServiceRoute(e.getKey(), e.getValue(), budget, b.failureStatusCodes()));
+      built.put(e.getKey(), new ServiceRoute(e.getKey(), e.getValue(), budget, b.failureStatusCodes(), hedger));
     }
     this.routes = Map.copyOf(built);
     this.onlyRoute = built.size() == 1 ? built.values().iterator().next() : null;
@@ -193,6 +205,11 @@ public final class FairwayHttpClient extends HttpClient implements AutoCloseable
    */
   public static HttpRequest nonIdempotent(HttpRequest request) {
     return MarkedRequest.mark(request, false);
+  }
+
+  /** The route of {@code logicalHost} (lower case), or null if it has none; for tests. */
+  @Nullable ServiceRoute route(String logicalHost) {
+    return routes.get(logicalHost);
   }
 
   /** The route of a request's host, or null when the host is no registered service. */
@@ -339,8 +356,9 @@ public final class FairwayHttpClient extends HttpClient implements AutoCloseable
 
   @Override
   public String toString() {
+    Hedger h = hedger;
     return "FairwayHttpClient{services=" + routes.keySet() + ", maxAttempts=" + retries.maxAttempts()
-        + ", delegate=" + delegate + "}";
+        + (h != null ? ", hedging=" + h.policy : "") + ", delegate=" + delegate + "}";
   }
 
   /** Handles on Java 21's HttpClient lifecycle methods; null where the running JDK lacks one. */
@@ -397,6 +415,9 @@ public final class FairwayHttpClient extends HttpClient implements AutoCloseable
     private @Nullable List<Number> retryBudget; // percentCanRetry, minRetriesPerSecond
     private @Nullable IntervalFunction backoff;
     private @Nullable AffinityKey affinityKey;
+    private @Nullable HedgingPolicy hedging;
+    Hedger.@Nullable Scheduler hedgeScheduler;
+    @Nullable Executor hedgeExecutor;
     LongSupplier ticker = System::nanoTime;
     Sleeper sleeper = Sleeper.SYSTEM;
 
@@ -487,7 +508,45 @@ public final class FairwayHttpClient extends HttpClient implements AutoCloseable
       return this;
     }
 
-    /** The retry budget's clock. For tests. */
+    /**
+     * Sends a hedge, a second copy of a request to another target, when the first copy has no
+     * response headers after the policy's delay (fixed, or a percentile of the first copy's
+     * target's recent response times); the first usable response (not a failure status) wins, and
+     * the other copy is cancelled with {@code CompletableFuture.cancel} on its JDK exchange, which
+     * aborts it (see Cancellation above). The same policy type and decisions as lb-okhttp's {@code
+     * LoadBalancingInterceptor.Builder.hedging}: a hedge goes only to a target that may have a free
+     * worker, or where it is likely to answer first although it waits (the free-worker and queue
+     * judge); it takes a token from the policy's own budget ({@link HedgingPolicy#withBudget},
+     * default 5% of hedgeable requests plus one a second) and one from the retry budget ({@link
+     * #retryBudget}); a copy that lost before its answer keeps its slot for a while ({@link
+     * HedgingPolicy#withLoserHold}). Default: no hedging.
+     *
+     * <p>Hedged: requests that may have two copies in flight, by lb-core's shared rule: GET, HEAD
+     * and OPTIONS, and requests marked {@link FairwayHttpClient#idempotent}; never one marked
+     * {@link FairwayHttpClient#nonIdempotent}. At most one hedge per call, for its first attempt
+     * only; the hedge counts as an attempt toward {@link #maxAttempts}. Only the winner's body goes
+     * to your body handler (a failure status's body is read into memory while the other copy may
+     * still win, as for a retry). Both {@code sendAsync} and {@code send} hedge; {@code send} runs
+     * the race on the async path and waits, and an interrupt cancels both copies.
+     *
+     * @throws IllegalArgumentException if {@code policy} is null
+     * @throws IllegalStateException if hedging was set already
+     */
+    public Builder hedging(HedgingPolicy policy) {
+      Args.requireUnset("hedging", hedging);
+      Args.requireArgument(policy != null, "hedging", null, "a HedgingPolicy");
+      this.hedging = policy;
+      return this;
+    }
+
+    /** How hedges are timed and where they run. For tests. */
+    Builder hedgeScheduler(Hedger.Scheduler scheduler, Executor executor) {
+      this.hedgeScheduler = scheduler;
+      this.hedgeExecutor = executor;
+      return this;
+    }
+
+    /** The retry budget's (and hedging's) clock. For tests. */
     Builder ticker(LongSupplier ticker) {
       this.ticker = ticker;
       return this;

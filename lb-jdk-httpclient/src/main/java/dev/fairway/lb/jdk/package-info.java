@@ -25,6 +25,11 @@
  *       headers, then either tracks the caller's body subscriber (the attempt completes when the
  *       body is consumed, fails or is cancelled) or keeps a retryable response's body for a
  *       retry; {@code ReplayedResponse} hands a kept body to the caller when no retry is made.
+ *   <li>Hedging ({@link dev.fairway.lb.jdk.FairwayHttpClient.Builder#hedging}): lb-core's engine
+ *       ({@code dev.fairway.lb.internal.hedging}: {@code ServiceHedging} makes every decision, the
+ *       same as lb-okhttp's) held by the {@code ServiceRoute}; {@code HedgeRace} is the race of one
+ *       call's first attempt against its hedge over the JDK's async exchanges, decided at the
+ *       response headers, the loser settled before its exchange is cancelled.
  *   <li>Requests: {@code RoutedRequest} (the caller's request aimed at one target, delegating, not
  *       copied) and {@code MarkedRequest} (an idempotency mark on a request).
  * </ul>

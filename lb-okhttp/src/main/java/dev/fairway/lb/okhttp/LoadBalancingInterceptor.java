@@ -75,7 +75,7 @@ import org.jspecify.annotations.Nullable;
  *   <li>With {@link Builder#hedging}, a GET, HEAD or OPTIONS call (or one tagged {@link
  *       Idempotency#IDEMPOTENT}) that has no response after the policy's delay gets one hedge on
  *       another target; the first usable response wins and the other copy is cancelled, its pick
- *       held while its server presumably still works on it ({@link HedgingPolicy#withLoserHold}). Hedges have a budget of their own (default 5% of hedgeable calls), also
+ *       held while its server presumably still works on it ({@link dev.fairway.lb.HedgingPolicy#withLoserHold}). Hedges have a budget of their own (default 5% of hedgeable calls), also
  *       take from the retry budget, and count as attempts.
  * </ul>
  *
@@ -323,7 +323,7 @@ public final class LoadBalancingInterceptor implements Interceptor {
      * cancelled. Only GET, HEAD and OPTIONS requests, and requests tagged {@link
      * Idempotency#IDEMPOTENT}, are hedged; at most one hedge per call, and only for its first
      * attempt. Each hedge takes a token from the policy's own budget ({@link
-     * HedgingPolicy#withBudget}, default 5% of hedgeable calls plus one a second) and one from the
+     * dev.fairway.lb.HedgingPolicy#withBudget}, default 5% of hedgeable calls plus one a second) and one from the
      * retry budget ({@link #retryBudget}), so retries and hedges together stay within the latter;
      * hedges count as attempts toward {@link #maxAttempts}. Default: no hedging.
      *

@@ -1,21 +1,21 @@
 package dev.fairway.lb.okhttp;
 
-import dev.fairway.lb.HedgingPolicy;
-import dev.fairway.lb.internal.hedging.HedgeMeters;
-import dev.fairway.lb.internal.hedging.HedgeTimer;
-import dev.fairway.lb.internal.hedging.Hedger;
-import dev.fairway.lb.internal.hedging.ServiceHedging;
-import dev.fairway.lb.internal.hedging.TimerNode;
 import static dev.fairway.lb.testing.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fairway.lb.HedgingPolicy;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.PassiveHealth;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.TargetState;
 import dev.fairway.lb.TargetStatus;
 import dev.fairway.lb.internal.AttemptBudget;
+import dev.fairway.lb.internal.hedging.HedgeMeters;
+import dev.fairway.lb.internal.hedging.HedgeTimer;
+import dev.fairway.lb.internal.hedging.Hedger;
+import dev.fairway.lb.internal.hedging.ServiceHedging;
+import dev.fairway.lb.internal.hedging.TimerNode;
 import dev.fairway.lb.testing.Closer;
 import java.io.IOException;
 import java.io.InterruptedIOException;

@@ -1,16 +1,16 @@
 package dev.fairway.lb.okhttp;
 
-import dev.fairway.lb.HedgingPolicy;
-import dev.fairway.lb.internal.hedging.Hedger;
-import dev.fairway.lb.internal.hedging.ServiceHedging;
-import dev.fairway.lb.internal.hedging.TimerNode;
 import static dev.fairway.lb.testing.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fairway.lb.HedgingPolicy;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.TargetStatus;
+import dev.fairway.lb.internal.hedging.Hedger;
+import dev.fairway.lb.internal.hedging.ServiceHedging;
+import dev.fairway.lb.internal.hedging.TimerNode;
 import dev.fairway.lb.testing.Closer;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Timer;
@@ -31,7 +31,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
-
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;

@@ -1,16 +1,16 @@
 package dev.fairway.lb.okhttp;
 
-import dev.fairway.lb.HedgingPolicy;
-import dev.fairway.lb.internal.hedging.Hedger;
-import dev.fairway.lb.internal.hedging.ServiceHedging;
-import dev.fairway.lb.internal.hedging.TimerNode;
 import static dev.fairway.lb.testing.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fairway.lb.HedgingPolicy;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.Strategy;
 import dev.fairway.lb.TargetStatus;
+import dev.fairway.lb.internal.hedging.Hedger;
+import dev.fairway.lb.internal.hedging.ServiceHedging;
+import dev.fairway.lb.internal.hedging.TimerNode;
 import dev.fairway.lb.testing.Closer;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -21,11 +21,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-
 import mockwebserver3.MockResponse;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;

@@ -1,11 +1,11 @@
 package dev.fairway.lb.okhttp;
 
-import dev.fairway.lb.HedgingPolicy;
-import dev.fairway.lb.internal.hedging.HedgeTimer;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fairway.lb.HedgingPolicy;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.Strategy;
+import dev.fairway.lb.internal.hedging.HedgeTimer;
 import dev.fairway.lb.testing.Closer;
 import java.io.IOException;
 import java.time.Duration;

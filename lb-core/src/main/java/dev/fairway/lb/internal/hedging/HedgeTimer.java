@@ -1,5 +1,6 @@
 package dev.fairway.lb.internal.hedging;
 
+import dev.fairway.lb.HedgingPolicy;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.Set;
@@ -33,7 +34,8 @@ import org.jspecify.annotations.Nullable;
  * thread only. Thread-safe.
  */
 public final class HedgeTimer implements Hedger.Scheduler {
-  private static final System.Logger LOG = System.getLogger(HedgeTimer.class.getName());
+  // Named after a public type, as every Fairway logger is (docs/operations.md).
+  private static final System.Logger LOG = System.getLogger(HedgingPolicy.class.getName());
 
   public static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
   public static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(10);

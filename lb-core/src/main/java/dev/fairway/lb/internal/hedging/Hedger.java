@@ -12,16 +12,18 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 /**
- * What an interceptor's services share to hedge: the policy, the timer that fires hedges, the
- * threads that run them, and the clock. One per interceptor, built only when hedging is configured;
- * each service gets its own {@link ServiceHedging} from it, which makes every hedging decision.
+ * What a client's services share to hedge: the policy, the timer that fires hedges, the threads
+ * that run them, and the clock. One per client (lb-okhttp's interceptor, lb-jdk-httpclient's
+ * client), built only when hedging is configured; each service gets its own {@link ServiceHedging}
+ * from it, which makes every hedging decision.
  *
- * <p>The first copy of a call runs on the caller's thread; only a hedge needs a thread of its own,
- * since OkHttp's {@code Call.execute()} blocks until the response headers arrive. Hedges run on a
- * pool of daemon threads (at most {@value #MAX_THREADS}, idle ones end after 30 s; a hedge that
- * finds none free is not sent) rather than on the client's dispatcher, whose per-host limit is
- * shared with the async calls the hedges would be waiting for. The timer ({@link HedgeTimer}) is
- * one daemon thread; arming it costs a hedgeable call one compare-and-set and no allocation.
+ * <p>The first copy of a call is the client's business (OkHttp runs it on the caller's thread, the
+ * JDK client as an async exchange); only a hedge needs a thread of its own, since picking its
+ * target and, for OkHttp, {@code Call.execute()} may block. Hedges run on a pool of daemon threads
+ * (at most {@value #MAX_THREADS}, idle ones end after 30 s; a hedge that finds none free is not
+ * sent) rather than on a client's own executor, whose limits are shared with the calls the hedges
+ * would be waiting for. The timer ({@link HedgeTimer}) is one daemon thread; arming it costs a
+ * hedgeable call one compare-and-set and no allocation.
  */
 public final class Hedger {
   public static final int MAX_THREADS = 256;
@@ -69,7 +71,7 @@ public final class Hedger {
   }
 
   /**
-   * One hedge pool for every interceptor in the JVM, made on first use: an application with many
+   * One hedge pool for every client in the JVM, made on first use: an application with many
    * clients then holds at most {@value #MAX_THREADS} hedge threads in all, and none once it is
    * idle. An interceptor has no close, so nothing of its own could stop them.
    */
