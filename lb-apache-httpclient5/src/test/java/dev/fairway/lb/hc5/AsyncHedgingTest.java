@@ -7,10 +7,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.fairway.lb.HedgingPolicy;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.Strategy;
+import dev.fairway.lb.Target;
 import dev.fairway.lb.TargetState;
 import dev.fairway.lb.TargetStatus;
 import dev.fairway.lb.internal.hedging.Hedger;
 import dev.fairway.lb.internal.hedging.TimerNode;
+import dev.fairway.lb.testing.FaultServer;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -32,6 +34,7 @@ import org.apache.hc.client5.http.config.RequestConfig;
 import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
+import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManager;
 import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManagerBuilder;
 import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.util.Timeout;
@@ -98,12 +101,20 @@ class AsyncHedgingTest {
         .hedging(policy).build();
   }
 
+  private static PoolingAsyncClientConnectionManager pool() {
+    return PoolingAsyncClientConnectionManagerBuilder.create()
+        .setDefaultConnectionConfig(ConnectionConfig.custom()
+            .setConnectTimeout(Timeout.ofSeconds(1)).setSocketTimeout(Timeout.ofSeconds(20)).build())
+        .build();
+  }
+
   private CloseableHttpAsyncClient client(FairwayHttpClient5 fairway) {
+    return client(fairway, pool());
+  }
+
+  private CloseableHttpAsyncClient client(FairwayHttpClient5 fairway, PoolingAsyncClientConnectionManager pool) {
     CloseableHttpAsyncClient client = fairway.customize(HttpAsyncClients.custom()
-        .setConnectionManager(PoolingAsyncClientConnectionManagerBuilder.create()
-            .setDefaultConnectionConfig(ConnectionConfig.custom()
-                .setConnectTimeout(Timeout.ofSeconds(1)).setSocketTimeout(Timeout.ofSeconds(20)).build())
-            .build())
+        .setConnectionManager(pool)
         .setDefaultRequestConfig(RequestConfig.custom().setResponseTimeout(Timeout.ofSeconds(20)).build()))
         .build();
     client.start();
@@ -170,6 +181,75 @@ class AsyncHedgingTest {
     assertThat(attempts(s, slow, "failure")).isZero();
     assertThat(lb.status()).extracting(TargetStatus::state).containsOnly(TargetState.HEALTHY);
     assertThat(List.of(s.requests(0), s.requests(1))).containsExactly(1, 1);
+  }
+
+  @RepeatedTest(20)
+  void raceOnPooledConnections_theLoserOnAPooledConnectionIsStoppedToo_theWinnerReusesItsOwn() throws Exception {
+    RaceServers s = servers(2, (arrival, server) -> arrival == 2 ? RaceServers.Reply.HOLD
+        : RaceServers.Reply.ok("s" + server));
+    LoadBalancer lb = balancer(s);
+    PoolingAsyncClientConnectionManager pool = pool();
+    CloseableHttpAsyncClient client = client(fairway(lb, fixed100().withLoserHold(Duration.ZERO)), pool);
+    for (int i = 0; i < 2; i++) { // one pooled connection to each server (round robin)
+      assertThat(client.execute(get(), null).get(10, TimeUnit.SECONDS).getCode()).isEqualTo(200);
+      fire(); // decided already: nothing is sent
+    }
+    // Each warm-up's connection goes back to the pool just after its future completed.
+    eventually("both warm-up connections back in the pool", () -> pool.getTotalStats().getAvailable() == 2);
+    assertThat(s.totalRequests()).isEqualTo(2);
+
+    Future<SimpleHttpResponse> call = client.execute(get(), null);
+    assertThat(s.awaitArrival(2)).isTrue();
+    int slow = s.serverOf(2);
+    int fast = 1 - slow;
+    fire();
+    SimpleHttpResponse response = call.get(10, TimeUnit.SECONDS);
+
+    assertThat(response.getBodyText()).isEqualTo("s" + fast);
+    eventually("the slow server saw its pooled connection closed", () -> s.closedByClient(slow) == 1);
+    eventually("every slot freed", () -> inFlight(lb) == 0);
+    assertThat(List.of(s.connections(0), s.connections(1))).as("both copies went out on pooled connections")
+        .containsExactly(1, 1);
+    eventually("the winner's connection back in the pool, the loser's gone",
+        () -> pool.getTotalStats().getAvailable() == 1 && pool.getTotalStats().getLeased() == 0);
+  }
+
+  @RepeatedTest(5)
+  void sharedTimerAndPool_aSlowFirstCopyIsHedgedByItself() throws Exception {
+    RaceServers s = servers(2, (arrival, server) -> arrival == 0 ? RaceServers.Reply.HOLD
+        : RaceServers.Reply.ok("s" + server));
+    LoadBalancer lb = balancer(s);
+    CloseableHttpAsyncClient client = client(FairwayHttpClient5.builder().service("orders", lb)
+        .hedging(HedgingPolicy.fixedDelay(Duration.ofMillis(20)).withLoserHold(Duration.ZERO)).build());
+
+    SimpleHttpResponse response = client.execute(get(), null).get(10, TimeUnit.SECONDS);
+
+    assertThat(response.getBodyText()).isEqualTo("s" + (1 - s.serverOf(0)));
+    assertThat(hedges("won")).isEqualTo(1.0);
+    eventually("the loser's connection closed", () -> s.closedByClient(s.serverOf(0)) == 1);
+    eventually("every slot freed", () -> inFlight(lb) == 0);
+  }
+
+  @RepeatedTest(20)
+  void firstCopyRefusedBeforeTheTimer_noRace_retriedOnTheOtherTarget() throws Exception {
+    RaceServers s = servers(1, (arrival, server) -> RaceServers.Reply.ok("s" + server));
+    LoadBalancer lb = LoadBalancer.builder("orders")
+        .targets(Target.of("127.0.0.1", FaultServer.refusedPort()), s.target(0))
+        .strategy(Strategy.roundRobin()).meterRegistry(registry).build();
+    opened.add(lb);
+    CloseableHttpAsyncClient client = client(fairway(lb, fixed100()));
+
+    for (int i = 0; i < 2; i++) { // one of the two goes first to the refused target
+      SimpleHttpResponse response = client.execute(get(), null).get(10, TimeUnit.SECONDS);
+      assertThat(response.getBodyText()).isEqualTo("s0");
+      fire(); // decided: nothing is sent
+    }
+
+    assertThat(s.totalRequests()).isEqualTo(2);
+    assertThat(hedges("sent")).isZero();
+    assertThat(armed).hasSize(2);
+    assertThat(disarmed).hasSize(2);
+    eventually("every slot freed", () -> inFlight(lb) == 0);
   }
 
   @RepeatedTest(20)
