@@ -32,6 +32,8 @@ class ReadmeSnippetsCompileTest {
   private static final String IMPORTS = String.join("\n",
       "import com.sun.net.httpserver.HttpServer;",
       "import dev.fairway.lb.*;",
+      // lb-core's policy, not lb-okhttp's deprecated one of the same name (both wildcards hold one)
+      "import dev.fairway.lb.HedgingPolicy;",
       "import dev.fairway.lb.consul.*;",
       "import dev.fairway.lb.consul.fake.*;",
       "import dev.fairway.lb.dns.*;",
