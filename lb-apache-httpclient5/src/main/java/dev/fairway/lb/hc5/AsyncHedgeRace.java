@@ -108,7 +108,6 @@ final class AsyncHedgeRace extends TimerNode implements Cancellable {
    * endpoint details, auth exchanges) goes to the child. HttpClient's context is not meant for two
    * exchanges at once.
    */
-  @SuppressWarnings("deprecation") // getRequestConfig: the caller's own setting, not the default getRequestConfigOrDefault makes
   static HttpClientContext forkContext(HttpClientContext callers) {
     HttpClientContext child = new HttpClientContext(callers);
     child.setRequestConfig(callers.getRequestConfig());
