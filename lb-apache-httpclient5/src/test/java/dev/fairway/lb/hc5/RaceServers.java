@@ -40,6 +40,8 @@ final class RaceServers implements AutoCloseable {
   /** A reply: a status and body, or none at all (held until the client closes the connection). */
   record Reply(int status, String body) {
     static final Reply HOLD = new Reply(0, "");
+    /** No answer: the connection is reset (SO_LINGER 0), an I/O error on the client. */
+    static final Reply RESET = new Reply(-1, "");
 
     static Reply ok(String body) {
       return new Reply(200, body);
@@ -177,6 +179,10 @@ final class RaceServers implements AutoCloseable {
           }
           closedByClient.incrementAndGet(server);
           return;
+        }
+        if (reply.status() < 0) {
+          socket.setSoLinger(true, 0);
+          return; // closed by the try: a reset
         }
         byte[] body = reply.body().getBytes(StandardCharsets.UTF_8);
         out.write(("HTTP/1.1 " + reply.status() + " X\r\nContent-Length: " + body.length + "\r\n\r\n")
