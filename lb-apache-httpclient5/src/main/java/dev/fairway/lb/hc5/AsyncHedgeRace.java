@@ -214,6 +214,13 @@ final class AsyncHedgeRace extends TimerNode implements Cancellable {
   @Override
   public boolean cancel() {
     closeHedge();
+    boolean disarm;
+    synchronized (this) {
+      disarm = disarmOnce();
+    }
+    if (disarm) {
+      hedging.scheduler.disarm(this); // out of the timer's queue within a tick, not at its deadline
+    }
     first.runtime.discardEndpoint();
     Leg s = second;
     if (s != null) {

@@ -410,6 +410,7 @@ class AsyncHedgingTest {
     }
     assertThat(lb.status()).extracting(TargetStatus::state).containsOnly(TargetState.HEALTHY);
     assertThat(hedges("won")).isZero();
+    assertThat(disarmed).as("disarmed once, by the cancel").hasSize(1);
   }
 
   @RepeatedTest(20)
@@ -428,6 +429,7 @@ class AsyncHedgingTest {
     assertThat(s.totalRequests()).isEqualTo(1);
     assertThat(hedges("sent")).isZero();
     assertThat(attempts(s, s.serverOf(0), "failure")).isZero();
+    assertThat(disarmed).hasSize(1);
   }
 
   // ---- what is not hedged
