@@ -56,6 +56,8 @@ class ReadmeSnippetsCompileTest {
       "import okhttp3.Request;",
       "import okhttp3.Response;",
       "import org.apache.hc.client5.http.classic.methods.HttpGet;",
+      "import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;",
+      "import org.apache.hc.client5.http.impl.async.HttpAsyncClients;",
       "import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;",
       "import org.apache.hc.client5.http.impl.classic.HttpClients;",
       "import org.apache.hc.core5.http.io.entity.EntityUtils;",

@@ -6,6 +6,7 @@ import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.Failures;
 import dev.fairway.lb.internal.RetryRule;
+import dev.fairway.lb.internal.hedging.ServiceHedging;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -15,7 +16,10 @@ import java.util.function.BooleanSupplier;
 import org.apache.hc.client5.http.ClientProtocolException;
 import org.apache.hc.client5.http.async.AsyncExecCallback;
 import org.apache.hc.client5.http.async.AsyncExecChain;
+import org.apache.hc.client5.http.async.AsyncExecRuntime;
+import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.client5.http.impl.classic.RequestFailedException;
+import org.apache.hc.core5.concurrent.CancellableDependency;
 import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
 import org.apache.hc.core5.http.EntityDetails;
 import org.apache.hc.core5.http.Header;
@@ -43,8 +47,15 @@ import org.jspecify.annotations.Nullable;
  * status; a failure without a response may start a new round after the backoff, scheduled on the
  * client's own scheduler. A request whose entity cannot be produced twice is never retried.
  *
+ * <p>A hedgeable request's first attempt on a service that hedges runs as an {@link
+ * AsyncHedgeRace} instead: the race sends the copies and hands this exchange the callbacks of the
+ * one copy whose outcome the caller gets ({@link #callback}); the rest of the exchange (retries
+ * included) goes on as for any attempt.
+ *
  * <p>The callbacks of one attempt arrive one after another, and the next attempt starts from the
  * last callback of the one before (or from the client's scheduler), so the fields need no lock.
+ * During a race the fields are touched under the race's monitor (the hedge is counted) or by the
+ * one copy the race handed on, after the race's monitor ordered it.
  */
 final class AsyncBalancedExchange {
   private final HttpRequest request;
@@ -58,6 +69,8 @@ final class AsyncBalancedExchange {
   private final boolean repeatable; // the entity, if any, can be produced again
   private final BooleanSupplier cancelled;
   private final @Nullable String affinityKey; // the request's, read once: every pick of this exchange uses it
+  private final boolean hedgeable; // the service hedges, and this request may have a second copy in flight
+  private boolean learning; // an unraced hedgeable first attempt: a usable response's time teaches the delay
 
   private @Nullable Set<Target> tried;
   private @Nullable List<IOException> failures;
@@ -80,6 +93,16 @@ final class AsyncBalancedExchange {
     this.resendable = RetryRule.isResendable(request.getMethod(), null, repeatable);
     this.cancelled = scope.cancellableDependency::isCancelled;
     this.affinityKey = handler.affinityKeyOf(request);
+    this.hedgeable = route.hedging != null && isHedgeable(request.getMethod(), entityProducer);
+  }
+
+  /**
+   * True if a second copy of a request may be in flight beside the first (lb-core's {@link
+   * RetryRule#isHedgeable}, by its method: GET, HEAD, OPTIONS), and it has no entity: one entity
+   * producer cannot feed two exchanges at once.
+   */
+  static boolean isHedgeable(String method, @Nullable AsyncEntityProducer entityProducer) {
+    return entityProducer == null && RetryRule.isHedgeable(method, null, true);
   }
 
   void start() {
@@ -87,7 +110,7 @@ final class AsyncBalancedExchange {
       caller.failed(new RequestFailedException("Request aborted"));
       return;
     }
-    route.budget.deposit();
+    route.callStarted(hedgeable);
     Pick first;
     long start = route.meters.startNanos();
     try {
@@ -96,6 +119,16 @@ final class AsyncBalancedExchange {
       route.meters.noTarget(start);
       caller.failed(e);
       return;
+    }
+    ServiceHedging hedging = route.hedging;
+    if (hedgeable && hedging != null) {
+      hedging.maintain(first.target(), hedging.nowNanos());
+      long delay = hedging.delayNanos(first.target());
+      if (delay >= 0) {
+        new AsyncHedgeRace(this, hedging, attempt(first)).start(delay);
+        return;
+      }
+      learning = true; // no delay known yet: sent alone, and a percentile delay learns from its time
     }
     send(first);
   }
@@ -159,19 +192,76 @@ final class AsyncBalancedExchange {
   }
 
   private void send(Pick pick) {
+    Attempt attempt = attempt(pick);
+    proceed(attempt, new AttemptCancellation(scope.cancellableDependency), scope.clientContext, scope.execRuntime,
+        new AttemptCallback(attempt));
+  }
+
+  /** The next attempt of this exchange, on {@code pick}: counted toward {@code maxAttempts}. */
+  Attempt attempt(Pick pick) {
     attempts++;
-    Attempt attempt = new Attempt(pick, route, cancelled);
-    AttemptCallback callback = new AttemptCallback(attempt);
+    return new Attempt(pick, route, cancelled);
+  }
+
+  /**
+   * Sends {@code attempt}'s copy of the request down the chain, to its target, with the given
+   * cancellation, context and runtime (the exchange's own, or a race copy's); {@code callback} gets
+   * its outcome, also a failure to send it at all.
+   */
+  void proceed(Attempt attempt, CancellableDependency cancellation, HttpClientContext context,
+      AsyncExecRuntime runtime, AsyncExecCallback callback) {
     try {
-      HttpRequest copy = BasicRequestBuilder.copy(request).setAuthority(ServiceRoute.authorityOf(pick.target())).build();
+      HttpRequest copy = BasicRequestBuilder.copy(request).setAuthority(ServiceRoute.authorityOf(attempt.target())).build();
       AsyncExecChain.Scope attemptScope = new AsyncExecChain.Scope(scope.exchangeId,
-          route.routeTo(scope.route, pick.target()), scope.originalRequest,
-          new AttemptCancellation(scope.cancellableDependency), scope.clientContext, scope.execRuntime,
+          route.routeTo(scope.route, attempt.target()), scope.originalRequest, cancellation, context, runtime,
           scope.scheduler, scope.execCount);
       chain.proceed(copy, entityProducer, attemptScope, callback);
     } catch (IOException | HttpException | RuntimeException e) {
       callback.failed(e);
     }
+  }
+
+  /** The callbacks that carry {@code attempt}'s outcome into this exchange, as for any attempt (retry rules included). */
+  AsyncExecCallback callback(Attempt attempt) {
+    return new AttemptCallback(attempt);
+  }
+
+  /**
+   * A race sent a hedge: both copies' targets count as tried, so that a retry after the race goes
+   * elsewhere while it can. Under the race's monitor, before either copy's outcome is handed on.
+   */
+  void hedgeSent(Target first, Target hedge) {
+    tried = tried(first);
+    tried = tried(hedge);
+  }
+
+  /**
+   * A race copy failed while the other could still win, and then the other failed too: the earlier
+   * failure travels as a suppressed exception of the one the caller gets.
+   */
+  void failedBefore(IOException failure) {
+    if (failures == null) {
+      failures = new ArrayList<>(2);
+    }
+    failures.add(failure);
+  }
+
+  /** The caller cancelled the exchange (its future). */
+  boolean cancelled() {
+    return cancelled.getAsBoolean();
+  }
+
+  @Nullable String affinityKey() {
+    return affinityKey;
+  }
+
+  ServiceRoute route() {
+    return route;
+  }
+
+  /** The exchange's scope, as the chain handed it to Fairway. */
+  AsyncExecChain.Scope scope() {
+    return scope;
   }
 
   /** The exchange ends with what it has, when no further attempt can be made. */
@@ -221,6 +311,10 @@ final class AsyncBalancedExchange {
         throws HttpException, IOException {
       Header report = response.getFirstHeader(LoadReportHeader.NAME);
       attempt.responded(response.getCode(), report == null ? null : report.getValue());
+      ServiceHedging hedging = route.hedging;
+      if (learning && attempts == 1 && hedging != null && !route.outcomes.isFailureStatus(response.getCode())) {
+        hedging.recordResponse(attempt.target(), attempt.sentNanos());
+      }
       String reason = handler.retries.onResponse(response.getCode(), resendable, attempts);
       if (reason != null && !cancelled.getAsBoolean()) {
         retryReason = reason;

@@ -5,6 +5,7 @@ import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.AttemptOutcome;
 import dev.fairway.lb.internal.CallMeters;
 import dev.fairway.lb.internal.OutcomeRule;
+import dev.fairway.lb.internal.hedging.ServiceHedging;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
@@ -24,6 +25,11 @@ final class Attempt implements Runnable {
   private final BooleanSupplier cancelled; // true once the caller cancelled the request (its exchange's abort)
   private final CallMeters.TargetTimers timers;
   private final long startNanos;
+  /**
+   * When the attempt was sent, by the service's hedging clock; 0 on a route without hedging. The one
+   * start every hedging time of this attempt is measured from (its response time, its hold).
+   */
+  private final long sentNanos;
   /** {@link OutcomeRule#SUCCESS} (0), or the status that makes this attempt a failure; set before the response is handed on. */
   private int failureStatus;
   @SuppressWarnings("UnusedVariable") // read and written through DONE, which Error Prone does not see
@@ -35,10 +41,17 @@ final class Attempt implements Runnable {
     this.cancelled = cancelled;
     this.timers = route.meters.timers(pick.target());
     this.startNanos = route.meters.startNanos();
+    ServiceHedging hedging = route.hedging;
+    this.sentNanos = hedging == null ? 0 : hedging.nowNanos();
   }
 
   Target target() {
     return pick.target();
+  }
+
+  /** When the attempt was sent, by the service's hedging clock; 0 on a route without hedging. */
+  long sentNanos() {
+    return sentNanos;
   }
 
   /**
@@ -48,6 +61,10 @@ final class Attempt implements Runnable {
    */
   void responded(int code, @Nullable String loadReport) {
     pick.recordLatency();
+    ServiceHedging hedging = route.hedging;
+    if (hedging != null) {
+      hedging.responded(pick.target(), sentNanos); // the target got past the losing copies it held
+    }
     failureStatus = route.outcomes.read(pick, code, loadReport);
   }
 
@@ -70,6 +87,30 @@ final class Attempt implements Runnable {
     if (DONE.compareAndSet(this, 0, 1)) {
       pick.release();
       route.meters.attempt(timers, CallMeters.Outcome.CANCELLED, startNanos);
+    }
+  }
+
+  /**
+   * The other copy of a hedged exchange won: records no failure, times the attempt as cancelled,
+   * and gives the pick the time this copy ran as a lower bound of its latency ({@link
+   * Pick#superseded}). If the copy was {@code answered} its slot is freed now; if it was cancelled
+   * before its answer, its server most likely still works on it, and the service's hedging holds
+   * the slot until then ({@link ServiceHedging#hold}), unless the policy holds no losers.
+   */
+  void superseded(boolean answered) {
+    if (DONE.compareAndSet(this, 0, 1)) {
+      // Timed before the slot is freed: whoever sees the target idle also sees this attempt counted.
+      route.meters.attempt(timers, CallMeters.Outcome.CANCELLED, startNanos);
+      ServiceHedging hedging = route.hedging;
+      if (!answered && hedging != null && hedging.holdsLosers()) {
+        pick.supersededHoldingSlot();
+        hedging.hold(pick.target(), pick::release, sentNanos);
+      } else {
+        pick.superseded();
+        if (answered && hedging != null) {
+          hedging.responded(pick.target(), sentNanos); // its server got past the losing copies it held
+        }
+      }
     }
   }
 

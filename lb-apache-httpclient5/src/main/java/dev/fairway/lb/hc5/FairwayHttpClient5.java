@@ -1,9 +1,11 @@
 package dev.fairway.lb.hc5;
 
+import dev.fairway.lb.HedgingPolicy;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.internal.Args;
 import dev.fairway.lb.internal.OutcomeRule;
 import dev.fairway.lb.internal.RetryRule;
+import dev.fairway.lb.internal.hedging.Hedger;
 import io.github.resilience4j.core.IntervalFunction;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,6 +14,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
 import org.apache.hc.client5.http.HttpRequestRetryStrategy;
 import org.apache.hc.client5.http.impl.ChainElement;
@@ -90,6 +93,31 @@ import org.jspecify.annotations.Nullable;
  *       a connection lost mid-body is retried too; larger ones stream.
  * </ul>
  *
+ * <h2>Hedging: the async client only</h2>
+ *
+ * With {@link Builder#hedging}, the async client sends a hedge, a second copy of a request to
+ * another target, when the first has no response after the policy's delay (lb-core's {@link
+ * HedgingPolicy}, with the same decisions as lb-okhttp's: per-target delay, budgets, the judge of
+ * free workers, held losers). Each copy runs on a runtime of its own ({@code
+ * AsyncExecRuntime.fork()}, its own connection) with its own cancellation: the first copy with a
+ * usable response (not a failure status) wins and goes to the caller; the other is cancelled and
+ * its connection closed, and its slot is held as the policy says. A failure status from one copy
+ * does not win while the other may still answer; when neither wins, the copy that failed last is
+ * the one the caller gets (the first failure status's body was discarded), and the exchange's
+ * retry rules then apply to it, the hedge counted as an attempt on a target the request tried.
+ * Cancelling the caller's future cancels both copies and charges neither target.
+ *
+ * <p>Hedged: a GET, HEAD or OPTIONS without a request entity (lb-core's rule for a second copy in
+ * flight). A request with an entity is never hedged, whatever its method: one entity producer
+ * cannot feed two exchanges at once. At most one hedge per request, for its first attempt.
+ *
+ * <p>The classic client never hedges, with or without a policy: its exec chain runs on the
+ * caller's thread, and one attempt owns the caller's connection and {@code ExecRuntime} for its
+ * whole exchange (until the caller has read the response), so a second copy cannot run inside the
+ * chain at the same time; only a copy sent outside it, on a client and a thread of its own, could,
+ * which is no longer the caller's client. Its requests still tell the hedging when a target
+ * answered.
+ *
  * <p>Immutable and thread-safe: one instance can customize any number of builders.
  */
 public final class FairwayHttpClient5 {
@@ -99,11 +127,20 @@ public final class FairwayHttpClient5 {
   private final BalancingExecHandler handler;
   private final BalancingAsyncExecHandler asyncHandler;
 
+  private final @Nullable Hedger hedger; // null: no hedging
+
   private FairwayHttpClient5(Builder b) {
+    HedgingPolicy policy = b.hedging;
+    Hedger.Scheduler scheduler = b.hedgeScheduler;
+    Executor executor = b.hedgeExecutor;
+    this.hedger = policy == null ? null
+        : scheduler != null && executor != null
+            ? new Hedger(policy, scheduler, executor, b.ticker)
+            : Hedger.create(policy, b.ticker);
     Map<String, ServiceRoute> routes = new HashMap<>();
     for (Map.Entry<String, LoadBalancer> e : b.services.entrySet()) {
       routes.put(e.getKey(), new ServiceRoute(e.getKey(), e.getValue(),
-          b.percentCanRetry(), b.minRetriesPerSecond(), b.ticker, b.failureStatusCodes()));
+          b.percentCanRetry(), b.minRetriesPerSecond(), b.ticker, b.failureStatusCodes(), hedger));
     }
     RetryRule retries = new RetryRule(b.maxAttempts(), b.retryStatusCodes(), b.backoff());
     this.handler = new BalancingExecHandler(routes, retries, b.bufferBodiesUpTo(), b.sleeper, b.affinityKey);
@@ -145,7 +182,8 @@ public final class FairwayHttpClient5 {
    * only when an untried target can be picked at once (else the response goes to the caller, as no
    * backoff round follows a status), and a request whose entity producer is not repeatable is never
    * retried. A target's slot is held until the caller's consumer has taken the whole response, and
-   * a cancelled future frees it without charging the target. Hedging is not offered yet.
+   * a cancelled future frees it without charging the target. With {@link Builder#hedging}, a
+   * hedgeable request's first attempt may get a hedge (see the class documentation).
    */
   public HttpAsyncClientBuilder customize(HttpAsyncClientBuilder builder) {
     return customize(builder, DefaultHttpRequestRetryStrategy.INSTANCE);
@@ -170,7 +208,9 @@ public final class FairwayHttpClient5 {
 
   @Override
   public String toString() {
-    return "FairwayHttpClient5{services=" + handler.hosts() + ", maxAttempts=" + handler.retries().maxAttempts() + "}";
+    Hedger h = hedger;
+    return "FairwayHttpClient5{services=" + handler.hosts() + ", maxAttempts=" + handler.retries().maxAttempts()
+        + (h != null ? ", hedging=" + h.policy : "") + "}";
   }
 
   /**
@@ -192,6 +232,9 @@ public final class FairwayHttpClient5 {
     private @Nullable IntervalFunction backoff;
     private @Nullable Long bufferBodiesUpTo;
     private @Nullable AffinityKey affinityKey;
+    private @Nullable HedgingPolicy hedging;
+    Hedger.@Nullable Scheduler hedgeScheduler;
+    @Nullable Executor hedgeExecutor;
     LongSupplier ticker = System::nanoTime;
     Sleeper sleeper = Sleeper.ABORTABLE;
 
@@ -287,7 +330,35 @@ public final class FairwayHttpClient5 {
       return this;
     }
 
-    /** The retry budget's clock. For tests. */
+    /**
+     * Sends a hedge, a second copy of a request to another target, when the async client's first
+     * copy has no response after {@code policy}'s delay; the first usable response wins and the
+     * other copy is cancelled. The same policy and decisions as lb-okhttp's: a hedge goes only to a
+     * target that may have a free worker, takes a token from the policy's own budget ({@link
+     * HedgingPolicy#withBudget}) and one from the retry budget ({@link #retryBudget}), and a
+     * losing copy keeps its slot for a while ({@link HedgingPolicy#withLoserHold}). Hedged: GET,
+     * HEAD and OPTIONS requests without an entity, on the async client ({@link
+     * FairwayHttpClient5#customize(HttpAsyncClientBuilder)}); the classic client never hedges (see
+     * the class documentation for why). At most one hedge per request, for its first attempt; it
+     * counts as an attempt toward {@link #maxAttempts}. Default: no hedging.
+     *
+     * @throws IllegalStateException if hedging was set already
+     */
+    public Builder hedging(HedgingPolicy policy) {
+      Args.requireUnset("hedging", hedging);
+      Args.requireArgument(policy != null, "hedging", null, "a HedgingPolicy");
+      this.hedging = policy;
+      return this;
+    }
+
+    /** How hedges are timed and where they are sent from. For tests. */
+    Builder hedgeScheduler(Hedger.Scheduler scheduler, Executor executor) {
+      this.hedgeScheduler = scheduler;
+      this.hedgeExecutor = executor;
+      return this;
+    }
+
+    /** The retry budget's (and hedging's) clock. For tests. */
     Builder ticker(LongSupplier ticker) {
       this.ticker = ticker;
       return this;

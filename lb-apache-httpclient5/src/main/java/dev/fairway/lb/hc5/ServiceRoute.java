@@ -1,22 +1,30 @@
 package dev.fairway.lb.hc5;
 
 import dev.fairway.lb.LoadBalancer;
+import dev.fairway.lb.LoadBalancerListener;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.AttemptBudget;
 import dev.fairway.lb.internal.CallMeters;
 import dev.fairway.lb.internal.OutcomeRule;
+import dev.fairway.lb.internal.hedging.HedgeMeters;
+import dev.fairway.lb.internal.hedging.Hedger;
+import dev.fairway.lb.internal.hedging.ServiceHedging;
 import java.net.ConnectException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import org.apache.hc.client5.http.HttpRoute;
 import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.net.URIAuthority;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One logical host: its balancer, its retry budget, its call meters (lb-core's {@link CallMeters},
  * which hold the service's {@code fairway.load.reports} counters and listen to the balancer
  * themselves), its {@link OutcomeRule}, and how an attempt's route and authority are made from a
- * target (the same for the classic and the async client). Immutable after construction; thread-safe.
+ * target (the same for the classic and the async client), and its hedging (lb-core's {@link
+ * ServiceHedging}, when the client hedges: only the async client sends hedges, but every attempt on
+ * the route, classic or async, tells it when a target answered). Immutable after construction;
+ * thread-safe.
  */
 final class ServiceRoute {
   private static final System.Logger LOG = System.getLogger(FairwayHttpClient5.class.getName());
@@ -26,15 +34,56 @@ final class ServiceRoute {
   final AttemptBudget budget;
   final CallMeters meters;
   final OutcomeRule outcomes;
+  final @Nullable ServiceHedging hedging; // null when the client does not hedge
   private final AtomicBoolean leakLogged = new AtomicBoolean();
 
   ServiceRoute(String host, LoadBalancer loadBalancer, double percentCanRetry, int minRetriesPerSecond,
       LongSupplier ticker, int[] failureStatusCodes) {
+    this(host, loadBalancer, percentCanRetry, minRetriesPerSecond, ticker, failureStatusCodes, null);
+  }
+
+  /** With {@code hedger}'s hedging of this service when not null; the hedges draw on this route's budget too. */
+  ServiceRoute(String host, LoadBalancer loadBalancer, double percentCanRetry, int minRetriesPerSecond,
+      LongSupplier ticker, int[] failureStatusCodes, @Nullable Hedger hedger) {
     this.host = host;
     this.loadBalancer = loadBalancer;
     this.budget = new AttemptBudget(percentCanRetry, minRetriesPerSecond, ticker);
     this.meters = CallMeters.of(loadBalancer);
     this.outcomes = new OutcomeRule(failureStatusCodes, meters.loadReports());
+    this.hedging = hedger == null ? null : hedgingOf(host, loadBalancer, budget, hedger);
+  }
+
+  private static ServiceHedging hedgingOf(String host, LoadBalancer loadBalancer, AttemptBudget budget, Hedger hedger) {
+    HedgeMeters hedgeMeters = HedgeMeters.of(loadBalancer);
+    ServiceHedging hedging = hedger.forService(host, loadBalancer, hedgeMeters, budget);
+    hedgeMeters.hedging(hedging);
+    // Lives as long as the balancer (a client has no close that would reach here): a target that
+    // leaves takes its held losing copies with it, and nothing held outlives the balancer.
+    loadBalancer.addListener(new LoadBalancerListener() {
+      @Override
+      public void targetRemoved(Target target) {
+        hedging.targetRemoved(target);
+      }
+
+      @Override
+      public void closed() {
+        hedgeMeters.closed();
+        hedging.closed();
+      }
+    });
+    return hedging;
+  }
+
+  /**
+   * A call of this service begins: it pays into the retry budget, and into hedging's counts and
+   * budget when the service hedges ({@code hedgeable}: this call may get a hedge).
+   */
+  void callStarted(boolean hedgeable) {
+    budget.deposit();
+    ServiceHedging h = hedging;
+    if (h != null) {
+      h.callStarted(hedgeable);
+    }
   }
 
   /**

@@ -24,7 +24,9 @@
  *       when the caller has consumed or closed the response.
  *   <li>The async client: {@code BalancingAsyncExecHandler} (its exec chain element, sharing the
  *       classic handler's routes and rules) and {@code AsyncBalancedExchange} (the same loop driven
- *       by callbacks; an attempt completes when the exchange does).
+ *       by callbacks; an attempt completes when the exchange does), and {@code AsyncHedgeRace} (a
+       hedgeable first attempt raced against one hedge, each copy on a forked runtime, with lb-core's
+       {@code ServiceHedging} making every hedging decision; the classic client never hedges).
  *   <li>{@code BalancedRetryStrategy}: HttpClient's own retry strategy, told to leave balanced
  *       exchanges to Fairway.
  * </ul>

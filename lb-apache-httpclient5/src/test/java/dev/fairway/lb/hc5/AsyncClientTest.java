@@ -35,6 +35,7 @@ import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
 import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
+import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManager;
 import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManagerBuilder;
 import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.util.TimeValue;
@@ -199,17 +200,21 @@ class AsyncClientTest {
   void aCancelledFuture_onAPooledConnection_endsTheExchange_andReleasesThePickAtOnce() throws Exception {
     OneConnectionServer server = closer.add(new OneConnectionServer());
     LoadBalancer lb = balancer(PassiveHealth.defaults().withConsecutiveFailures(1), server.port());
+    PoolingAsyncClientConnectionManager pool = PoolingAsyncClientConnectionManagerBuilder.create()
+        .setDefaultConnectionConfig(ConnectionConfig.custom()
+            .setConnectTimeout(Timeout.ofSeconds(1)).setSocketTimeout(Timeout.ofSeconds(20)).build())
+        .build();
     CloseableHttpAsyncClient client = closer.add(FairwayHttpClient5.builder().service("orders", lb).build().customize(
         HttpAsyncClients.custom()
-            .setConnectionManager(PoolingAsyncClientConnectionManagerBuilder.create()
-                .setDefaultConnectionConfig(ConnectionConfig.custom()
-                    .setConnectTimeout(Timeout.ofSeconds(1)).setSocketTimeout(Timeout.ofSeconds(20)).build())
-                .build())
+            .setConnectionManager(pool)
             .setDefaultRequestConfig(RequestConfig.custom().setResponseTimeout(Timeout.ofSeconds(20)).build()))
         .build());
     client.start();
 
     assertThat(await(client.execute(get("http://orders/work", "answered"), null)).getCode()).isEqualTo(200);
+    // The future completes when the consumer has the body, a moment before the exchange ends and its
+    // connection goes back to the pool: sent earlier, the second request would open a new connection.
+    eventually("the first connection is back in the pool", () -> pool.getTotalStats().getAvailable() == 1);
     Future<SimpleHttpResponse> future = client.execute(get("http://orders/work", "cancelled"), null);
     eventually("the second request arrived on the first connection", () -> server.requests() == 2);
     assertThat(Clients.inFlight(lb)).isEqualTo(1);
