@@ -21,9 +21,13 @@ import org.springframework.cloud.client.discovery.DiscoveryClient;
  * RestClient.Builder} and {@code RestTemplateBuilder} Boot provides send {@code http://orders/...}
  * through it.
  *
- * <p>That one adapter applies {@code max-attempts}, {@code retry-budget.*} and {@code
- * failure-status-codes} to every service: they must be the same for all of them ({@link
- * HttpClient5Settings}), else startup fails naming the property and both values.
+ * <p>That one adapter applies {@code max-attempts}, {@code retry-budget.*}, {@code
+ * failure-status-codes}, {@code affinity-header} and {@code hedging} (with {@code
+ * hedging.loser-hold}) to every service: they must be the same for all of them ({@link
+ * HttpClient5Settings}), else startup fails naming the property and both values. Hedging applies to
+ * the async clients built with {@link #configure(HttpAsyncClientBuilder)} only: Boot's {@code
+ * RestClient} and {@code RestTemplate} run on the classic HttpClient, which balances and retries but
+ * cannot hedge ({@link FairwayHttpClient5}).
  *
  * <p>{@link #close()} (the bean's destroy method) stops the reads and closes the balancers; the
  * HttpClients built with {@link #configure} are their owners' to close. Thread-safe.
@@ -70,13 +74,19 @@ public final class FairwayHttpClient5Path implements AutoCloseable {
   /**
    * Adds Fairway's exec chain element to {@code builder} and sets its retry strategy, as {@link
    * FairwayHttpClient5#customize(HttpClientBuilder)} says: for an HttpClient of your own. Returns
-   * {@code builder}.
+   * {@code builder}. The classic client never hedges, whatever {@code hedging} says.
    */
   public HttpClientBuilder configure(HttpClientBuilder builder) {
     return adapter.customize(builder);
   }
 
-  /** As {@link #configure(HttpClientBuilder)}, for an async client ({@link FairwayHttpClient5#customize(HttpAsyncClientBuilder)}). */
+  /**
+   * As {@link #configure(HttpClientBuilder)}, for an async client ({@link
+   * FairwayHttpClient5#customize(HttpAsyncClientBuilder)}), which also hedges as the services' {@code
+   * hedging} says: a GET, HEAD or OPTIONS without an entity whose first copy has no answer after the
+   * policy's delay gets a second copy to another instance, the first usable answer wins. Returns
+   * {@code builder}.
+   */
   public HttpAsyncClientBuilder configure(HttpAsyncClientBuilder builder) {
     return adapter.customize(builder);
   }

@@ -1,10 +1,16 @@
 package dev.fairway.lb.spring;
 
+import dev.fairway.lb.HedgingPolicy;
+import dev.fairway.lb.hc5.AffinityKey;
 import dev.fairway.lb.hc5.FairwayHttpClient5;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Function;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -13,11 +19,15 @@ import org.jspecify.annotations.Nullable;
 /**
  * The Apache HttpClient 5 path's settings, applied to a {@link FairwayHttpClient5.Builder}. One
  * {@link FairwayHttpClient5} serves every service of the path, and its builder takes {@code
- * max-attempts}, {@code retry-budget.*} and {@code failure-status-codes} for all of them at once:
- * so each service's value meets the builder's own check (a rejected one names its property), and
- * then every service must resolve to the same value, else startup fails naming the property and both
- * values. {@code hedging} and {@code affinity-header} are not applied by this path (the adapter has
- * neither yet): a service that sets them is logged at startup, and the OkHttp path still uses them.
+ * max-attempts}, {@code retry-budget.*}, {@code failure-status-codes}, {@code affinity-header} and
+ * {@code hedging} (with {@code hedging.loser-hold}) for all of them at once: so each service's value
+ * meets the builder's own check (a rejected one names its property), and then every service must
+ * resolve to the same value, else startup fails naming the property and both values.
+ *
+ * <p>Hedging reaches only the async clients built with {@link
+ * FairwayHttpClient5Path#configure(org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder)}:
+ * Boot's {@code RestClient} and {@code RestTemplate} run on the classic client, which cannot hedge
+ * ({@link FairwayHttpClient5}), so a configured policy is also logged at startup, saying so.
  */
 final class HttpClient5Settings {
   private static final Log LOG = LogFactory.getLog(HttpClient5Settings.class);
@@ -25,6 +35,7 @@ final class HttpClient5Settings {
   private static final int DEFAULT_MAX_ATTEMPTS = 3; // FairwayHttpClient5.Builder's
   private static final double DEFAULT_RETRY_PERCENT = 0.2;
   private static final int DEFAULT_RETRY_MIN_PER_SECOND = 10;
+  private static final String NO_AFFINITY_HEADER = "none";
 
   private HttpClient5Settings() {}
 
@@ -41,13 +52,16 @@ final class HttpClient5Settings {
     }
     for (ServiceSettings s : services.values()) {
       check(s);
-      notApplied(s);
     }
     ServiceSettings first = services.values().iterator().next();
-    Integer attempts = same(services, s -> s.maxAttempts, DEFAULT_MAX_ATTEMPTS);
-    Double percent = same(services, s -> s.retryPercent, DEFAULT_RETRY_PERCENT);
-    Integer perSecond = same(services, s -> s.retryMinPerSecond, DEFAULT_RETRY_MIN_PER_SECOND);
+    Integer attempts = same(services, s -> s.maxAttempts, DEFAULT_MAX_ATTEMPTS, v -> v);
+    Double percent = same(services, s -> s.retryPercent, DEFAULT_RETRY_PERCENT, v -> v);
+    Integer perSecond = same(services, s -> s.retryMinPerSecond, DEFAULT_RETRY_MIN_PER_SECOND, v -> v);
     sameCodes(services);
+    // Header names are case-insensitive: X-User and x-user are one key.
+    String affinityHeader = same(services, s -> s.affinityHeaderSetting, NO_AFFINITY_HEADER,
+        v -> v.toLowerCase(Locale.ROOT));
+    HedgingPolicy hedging = sameHedging(services);
 
     FairwayHttpClient5.Builder b = FairwayHttpClient5.builder();
     if (attempts != null) {
@@ -60,6 +74,13 @@ final class HttpClient5Settings {
     b.failureStatusCodes(first.failureStatusCodes);
     // Retry statuses must be failure statuses too: keep the defaults that are (as the OkHttp path does).
     b.retryStatusCodes(Arrays.stream(new int[] {502, 503, 504}).filter(first::isFailureStatus).toArray());
+    if (affinityHeader != null) {
+      b.affinityKey(AffinityKey.header(affinityHeader)); // a header name, checked by ServiceSettings
+    }
+    if (hedging != null) {
+      b.hedging(hedging);
+      classicDoesNotHedge(services, hedging);
+    }
     return b;
   }
 
@@ -79,26 +100,62 @@ final class HttpClient5Settings {
     }
   }
 
-  /** Settings this path does not apply: said once at startup, so nobody believes they are in force here. */
-  private static void notApplied(ServiceSettings s) {
-    String hedging = s.hedging.value();
-    if (hedging != null && !hedging.equals("off")) {
-      LOG.warn("Fairway: " + s.hedging.property() + "=" + hedging + " is not applied by the Apache HttpClient 5 path"
-          + " (it does not hedge yet); the OkHttp path applies it");
+  /**
+   * Said once at startup: the policy is in force for the async clients built with the path's
+   * {@code configure(HttpAsyncClientBuilder)}, not for Boot's RestClient and RestTemplate.
+   */
+  private static void classicDoesNotHedge(Map<String, ServiceSettings> services, HedgingPolicy hedging) {
+    Set<String> settings = new LinkedHashSet<>(); // hedging is set for each service: the policies are equal
+    services.values().forEach(s -> settings.add(s.hedging.property() + "=" + s.hedging.value()));
+    LOG.warn("Fairway: " + String.join(", ", settings) + " (" + hedging + ") applies on the Apache HttpClient 5"
+        + " path only to async clients built with FairwayHttpClient5Path.configure(HttpAsyncClientBuilder): Boot's"
+        + " RestClient and RestTemplate run on the classic HttpClient, which cannot hedge (one exchange at a time on"
+        + " the caller's thread), so their calls get balancing and retries but no hedge; the OkHttp path hedges");
+  }
+
+  /**
+   * hedging with hedging.loser-hold: one policy for every service (null: none). A service whose
+   * policy differs from the first one's names hedging if the two differ there, else loser-hold.
+   */
+  private static @Nullable HedgingPolicy sameHedging(Map<String, ServiceSettings> services) {
+    ServiceSettings reference = null;
+    HedgingPolicy expected = null;
+    for (ServiceSettings s : services.values()) {
+      HedgingPolicy actual = HedgingSettings.of(s);
+      if (reference == null) {
+        reference = s;
+        expected = actual;
+        continue;
+      }
+      if (!Objects.equals(expected, actual)) {
+        if (!Objects.equals(HedgingSettings.policy(reference.hedging), HedgingSettings.policy(s.hedging))) {
+          throw differs(reference.hedging, describe(reference.hedging.value(), "off"), s.hedging,
+              describe(s.hedging.value(), "off"));
+        }
+        throw differs(reference.loserHold, hold(reference.loserHold.value()), s.loserHold, hold(s.loserHold.value()));
+      }
+      if (reference.hedging.value() == null && s.hedging.value() != null) {
+        reference = s; // the same policy, set explicitly: the one to name later
+      }
     }
-    if (s.affinityHeader != null) {
-      LOG.warn("Fairway: the affinity-header of " + s.service + " (" + s.affinityHeader + ") is not applied by the"
-          + " Apache HttpClient 5 path (its picks carry no affinity key yet); the OkHttp path and Spring Cloud"
-          + " LoadBalancer apply it");
+    return expected;
+  }
+
+  private static String hold(@Nullable Duration hold) {
+    if (hold == null) {
+      return hold(HedgingPolicy.DEFAULT_LOSER_HOLD) + " (the default)";
     }
+    long ms = hold.toMillis();
+    return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
   }
 
   /**
    * The value every service resolves {@code setting} to (null: unset everywhere, the adapter's
-   * default); throws naming the property of a service that differs from the first one.
+   * default), two values being the same when their {@code key}s are equal; throws naming the
+   * property of a service that differs from the first one.
    */
   private static <T> @Nullable T same(Map<String, ServiceSettings> services,
-      Function<ServiceSettings, ServiceSettings.Value<T>> setting, T defaultValue) {
+      Function<ServiceSettings, ServiceSettings.Value<T>> setting, T defaultValue, Function<T, Object> key) {
     ServiceSettings.Value<T> reference = null;
     for (ServiceSettings s : services.values()) {
       ServiceSettings.Value<T> v = setting.apply(s);
@@ -108,7 +165,7 @@ final class HttpClient5Settings {
       }
       T expected = reference.value() != null ? reference.value() : defaultValue;
       T actual = v.value() != null ? v.value() : defaultValue;
-      if (!Objects.equals(expected, actual)) {
+      if (!Objects.equals(key.apply(expected), key.apply(actual))) {
         throw differs(reference, describe(reference.value(), defaultValue), v, describe(v.value(), defaultValue));
       }
       if (reference.value() == null && v.value() != null) {

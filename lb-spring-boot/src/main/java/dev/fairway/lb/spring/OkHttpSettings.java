@@ -2,33 +2,21 @@ package dev.fairway.lb.spring;
 
 import dev.fairway.lb.HedgingPolicy;
 import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
-import java.time.Duration;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The OkHttp path's settings of one service, applied to a {@link LoadBalancingInterceptor.Builder}
  * setter by setter, so each value meets the builder's own check and a rejected one names its
- * property: {@code hedging} ({@code off}, {@code p95}, {@code p99}, {@code pNN} or a delay such as
- * {@code 50ms} / {@code 1s}) with {@code hedging.loser-hold}, {@code max-attempts}, {@code retry-budget.*},
- * {@code failure-status-codes} and {@code affinity-header}.
+ * property: {@code hedging} with {@code hedging.loser-hold} (read by {@link HedgingSettings}, as the
+ * Apache HttpClient 5 path reads them), {@code max-attempts}, {@code retry-budget.*}, {@code
+ * failure-status-codes} and {@code affinity-header}.
  */
 final class OkHttpSettings {
-  private static final Pattern PERCENTILE = Pattern.compile("p(\\d{2}(?:\\.\\d{1,2})?)");
-  private static final Pattern DELAY = Pattern.compile("(\\d{1,9})(ms|s)");
-
   private OkHttpSettings() {}
 
   /** A builder for {@code service}'s interceptor with every OkHttp setting applied; throws naming the property. */
   static LoadBalancingInterceptor.Builder interceptorFor(ServiceSettings s) {
     LoadBalancingInterceptor.Builder b = LoadBalancingInterceptor.builder();
-    HedgingPolicy hedging = hedging(s.hedging);
-    Duration hold = s.loserHold.value();
-    if (hedging != null && hold != null) {
-      HedgingPolicy h = hedging;
-      hedging = ServiceSettings.check(s.loserHold.property(), () -> h.withLoserHold(hold));
-    }
+    HedgingPolicy hedging = HedgingSettings.of(s);
     if (hedging != null) {
       b.hedging(hedging);
     }
@@ -52,26 +40,5 @@ final class OkHttpSettings {
       b.affinityKey(dev.fairway.lb.okhttp.AffinityKey.header(s.affinityHeader));
     }
     return b;
-  }
-
-  /** The hedging policy a {@code hedging} value names; null for none. */
-  static @Nullable HedgingPolicy hedging(ServiceSettings.Value<String> setting) {
-    String value = setting.value();
-    if (value == null || value.equals("off")) {
-      return null;
-    }
-    Matcher p = PERCENTILE.matcher(value);
-    if (p.matches()) {
-      double percentile = Double.parseDouble(p.group(1));
-      return ServiceSettings.check(setting.property(), () -> HedgingPolicy.percentile(percentile));
-    }
-    Matcher d = DELAY.matcher(value);
-    if (d.matches()) {
-      long n = Long.parseLong(d.group(1));
-      Duration delay = d.group(2).equals("ms") ? Duration.ofMillis(n) : Duration.ofSeconds(n);
-      return ServiceSettings.check(setting.property(), () -> HedgingPolicy.fixedDelay(delay));
-    }
-    throw new FairwayConfigurationException(setting.property(), setting.property() + ": \"" + value
-        + "\" (expected: off, p95, p99 or a delay such as 50ms)");
   }
 }

@@ -37,6 +37,8 @@ final class ServiceSettings {
   /** {@code failure-status-codes} as set (value null when unset everywhere), and the property it came from. */
   final Value<List<Integer>> failureStatusCodesSetting;
   final @Nullable String affinityHeader;
+  /** {@code affinity-header} as set (value null when unset everywhere), and the property it came from. */
+  final Value<String> affinityHeaderSetting;
   final @Nullable ActiveHealth activeHealth;
   // The client paths' knobs, checked by OkHttpSettings / HttpClient5Settings when that path is on
   // (lb-okhttp, lb-apache-httpclient5 may be absent).
@@ -137,6 +139,7 @@ final class ServiceSettings {
           header.property() + ": \"" + header.value() + "\" (expected: an HTTP header name)");
     }
     this.affinityHeader = header.value();
+    this.affinityHeaderSetting = header;
     this.activeHealth = activeHealth(r);
     this.hedging = r.get(FairwayProperties.Service::getHedging, "hedging");
     this.maxAttempts = r.get(FairwayProperties.Service::getMaxAttempts, "max-attempts");

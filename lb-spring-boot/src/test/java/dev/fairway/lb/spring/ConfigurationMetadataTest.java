@@ -161,7 +161,7 @@ class ConfigurationMetadataTest {
     assertThat(hedging).containsExactly("off", "p95", "p99", "50ms");
     // Every hinted hedging form is one the starter accepts.
     for (String form : hedging) {
-      OkHttpSettings.hedging(new ServiceSettings.Value<>(form, "fairway.default.hedging"));
+      HedgingSettings.policy(new ServiceSettings.Value<>(form, "fairway.default.hedging"));
     }
   }
 }

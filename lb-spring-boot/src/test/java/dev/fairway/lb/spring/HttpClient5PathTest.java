@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.TargetState;
 import dev.fairway.lb.TargetStatus;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.io.IOException;
@@ -16,7 +17,12 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import mockwebserver3.MockResponse;
 import mockwebserver3.MockWebServer;
+import org.apache.hc.client5.http.async.methods.SimpleHttpResponse;
+import org.apache.hc.client5.http.async.methods.SimpleRequestBuilder;
+import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
+import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -288,15 +294,31 @@ class HttpClient5PathTest {
           + "fairway.services.payments.failure-status-codes: 500,503 (expected: 500,502,503,504 (the default), as"
           + " fairway.services.orders.failure-status-codes: the Apache HttpClient 5 path applies one value to every"
           + " service, see fairway.httpclient5.enabled)",
+      "fairway.services.payments.affinity-header=X-User|fairway.services.payments.affinity-header|"
+          + "fairway.services.payments.affinity-header: X-User (expected: none (the default), as"
+          + " fairway.services.orders.affinity-header: the Apache HttpClient 5 path applies one value to every"
+          + " service, see fairway.httpclient5.enabled)",
+      "fairway.services.orders.hedging=50ms|fairway.services.orders.hedging|"
+          + "fairway.services.orders.hedging: 50ms (expected: off (the default), as fairway.services.payments.hedging:"
+          + " the Apache HttpClient 5 path applies one value to every service, see fairway.httpclient5.enabled)",
+      "fairway.default.hedging=p95;fairway.services.payments.hedging=p99|fairway.services.payments.hedging|"
+          + "fairway.services.payments.hedging: p99 (expected: p95, as fairway.default.hedging: the Apache HttpClient 5"
+          + " path applies one value to every service, see fairway.httpclient5.enabled)",
+      "fairway.default.hedging=50ms;fairway.services.payments.hedging.loser-hold=2s|"
+          + "fairway.services.payments.hedging.loser-hold|fairway.services.payments.hedging.loser-hold: 2s (expected:"
+          + " 10s (the default), as fairway.default.hedging.loser-hold: the Apache HttpClient 5 path applies one value"
+          + " to every service, see fairway.httpclient5.enabled)",
       // ...and each value is one the adapter's builder takes.
       "fairway.services.orders.max-attempts=11|fairway.services.orders.max-attempts|"
           + "fairway.services.orders.max-attempts: 11 (expected: 1..10)",
       "fairway.httpclient5.refresh-interval=1ms|fairway.httpclient5.refresh-interval|"
           + "fairway.httpclient5.refresh-interval: PT0.001S (expected: at least 10ms)",
   })
-  void badOrUnequalSetting_failsStartup_namingThePropertyAndTheValues(String setting, String property, String message) {
-    Throwable failure = catchStartupFailure("fairway.httpclient5.enabled=true", "fairway.services.orders.strategy=random",
-        "fairway.services.payments.strategy=random", setting);
+  void badOrUnequalSetting_failsStartup_namingThePropertyAndTheValues(String settings, String property, String message) {
+    List<String> properties = new ArrayList<>(List.of("fairway.httpclient5.enabled=true",
+        "fairway.services.orders.strategy=random", "fairway.services.payments.strategy=random"));
+    properties.addAll(List.of(settings.split(";")));
+    Throwable failure = catchStartupFailure(properties.toArray(String[]::new));
     FairwayConfigurationException cause = findCause(failure);
     assertThat(cause.getMessage()).isEqualTo(message);
     assertThat(cause.property()).isEqualTo(property);
@@ -306,20 +328,111 @@ class HttpClient5PathTest {
 
   @Test
   @ExtendWith(OutputCaptureExtension.class)
-  void equalSettings_throughDefaultsOrEachService_start_andHedgingIsLeftToTheOkHttpPath(CapturedOutput output)
+  void equalSettings_throughDefaultsOrEachService_start_andHedgingIsSaidToSkipTheClassicClient(CapturedOutput output)
       throws Exception {
     instances.ok("a");
     listInstances();
     run(App.class, "fairway.httpclient5.enabled=true", "fairway.default.max-attempts=2",
         "fairway.services.orders.failure-status-codes=503,500", "fairway.services.payments.failure-status-codes=500,503",
         "fairway.services.orders.retry-budget.percent=0.2", // the default, set on one service only
-        "fairway.services.payments.strategy=random", "fairway.services.orders.hedging=50ms");
-    assertThat(context.getBean(FairwayHttpClient5Path.class).balancers()).containsOnlyKeys("orders", "payments");
-    assertThat(context.getBean(FairwayHttpClient5Path.class).toString()).contains("maxAttempts=2");
+        "fairway.services.orders.affinity-header=X-User", "fairway.services.payments.affinity-header=x-user",
+        "fairway.services.payments.strategy=random", "fairway.services.orders.hedging=1s",
+        "fairway.services.payments.hedging=1000ms"); // one policy, written two ways
+    FairwayHttpClient5Path path = context.getBean(FairwayHttpClient5Path.class);
+    assertThat(path.balancers()).containsOnlyKeys("orders", "payments");
+    assertThat(path.toString()).contains("maxAttempts=2", "hedging=HedgingPolicy{fixedDelay=PT1S");
     assertThat(get(context.getBean(RestClient.Builder.class).build())).isEqualTo("a");
-    // Said at startup, so nobody takes the setting for one in force on this path.
-    assertThat(output.getAll()).contains("Fairway: fairway.services.orders.hedging=50ms is not applied by the"
-        + " Apache HttpClient 5 path");
+    // Said at startup, so nobody takes the policy for one in force on Boot's RestClient and RestTemplate.
+    assertThat(output.getAll()).contains("Fairway: fairway.services.orders.hedging=1s,"
+        + " fairway.services.payments.hedging=1000ms (HedgingPolicy{fixedDelay=PT1S, percentCanHedge=0.05,"
+        + " minHedgesPerSecond=1}) applies on the Apache HttpClient 5 path only to async clients built with"
+        + " FairwayHttpClient5Path.configure(HttpAsyncClientBuilder): Boot's RestClient and RestTemplate run on the"
+        + " classic HttpClient, which cannot hedge");
+    assertThat(output.getAll()).doesNotContain("affinity-header of");
+  }
+
+  @Test
+  @ExtendWith(OutputCaptureExtension.class)
+  void noHedging_noWarning(CapturedOutput output) throws Exception {
+    instances.ok("a");
+    listInstances();
+    run(App.class, "fairway.httpclient5.enabled=true", "fairway.services.orders.strategy=random",
+        "fairway.default.hedging=off");
+    assertThat(get(context.getBean(RestClient.Builder.class).build())).isEqualTo("a");
+    assertThat(context.getBean(FairwayHttpClient5Path.class).toString()).doesNotContain("hedging");
+    assertThat(output.getAll()).doesNotContain("cannot hedge");
+  }
+
+  /** Every instance's answers, by the X-User header of the requests it answered. */
+  private final Map<String, List<String>> answeredByKey = new ConcurrentHashMap<>();
+
+  private MockWebServer recordingKeys(String name) throws IOException {
+    return instances.server(request -> {
+      String key = request.getHeaders().get("X-User");
+      answeredByKey.computeIfAbsent(String.valueOf(key), k -> new CopyOnWriteArrayList<>()).add(name);
+      return new MockResponse.Builder().code(200).body(name).build();
+    });
+  }
+
+  @Test
+  void affinityHeader_pinsEachKeyToOneInstance_throughBootsRestClient() throws Exception {
+    recordingKeys("a");
+    recordingKeys("b");
+    recordingKeys("c");
+    listInstances();
+    run(App.class, "fairway.httpclient5.enabled=true", "fairway.services.orders.strategy=consistent-hash",
+        "fairway.services.orders.affinity-header=X-User");
+    RestClient client = context.getBean(RestClient.Builder.class).build();
+
+    for (int round = 0; round < 4; round++) {
+      for (int user = 0; user < 16; user++) {
+        String answer = client.get().uri("http://orders/work").header("X-User", "user-" + user)
+            .retrieve().body(String.class);
+        assertThat(answer).isIn("a", "b", "c");
+      }
+    }
+    assertThat(answeredByKey).hasSize(16);
+    // Each key went to one instance all four times (without the key consistent-hash falls back to
+    // power of two choices, which would scatter them), and the keys are spread over the instances.
+    answeredByKey.forEach((key, answers) -> assertThat(answers).as(key).hasSize(4).containsOnly(answers.get(0)));
+    assertThat(answeredByKey.values().stream().map(answers -> answers.get(0)).distinct().count()).isGreaterThan(1);
+    assertThat(hc5Attempts()).isEqualTo(64);
+  }
+
+  /** Fairway's hedge counter of the path's orders balancer for {@code result} (sent, won). */
+  private double hedges(String result) {
+    Counter counter = context.getBean(MeterRegistry.class).find("fairway.hedges")
+        .tag("balancer", "httpclient5:orders").tag("result", result).counter();
+    return counter == null ? 0 : counter.count();
+  }
+
+  @Test
+  void asyncClientOfTheApplication_hedgesAsTheProperties_sayTheHedgeToTheFastInstanceWins() throws Exception {
+    // The slow instance answers after 2 s: every call whose first copy goes there is answered by
+    // the hedge, 50 ms later, or else by "slow".
+    MockWebServer slow = instances.server(request ->
+        new MockResponse.Builder().code(200).body("slow").headersDelay(2, TimeUnit.SECONDS).build());
+    MockWebServer fast = instances.ok("fast");
+    listInstances();
+    run(App.class, "fairway.httpclient5.enabled=true", "fairway.services.orders.strategy=round-robin",
+        "fairway.services.orders.hedging=50ms");
+    FairwayHttpClient5Path path = context.getBean(FairwayHttpClient5Path.class);
+
+    try (CloseableHttpAsyncClient client = path.configure(HttpAsyncClients.custom()).build()) {
+      client.start();
+      for (int i = 0; i < 4; i++) {
+        SimpleHttpResponse response = client.execute(SimpleRequestBuilder.get("http://orders/work").build(), null)
+            .get(10, TimeUnit.SECONDS);
+        assertThat(response.getCode()).isEqualTo(200);
+        assertThat(response.getBodyText()).isEqualTo("fast");
+      }
+    }
+    // Round robin sends at least one of the four calls to the slow instance first (hedges pick too,
+    // so the rotation shifts); each of those was hedged, and the hedge won.
+    assertThat(fast.getRequestCount()).isEqualTo(4);
+    assertThat(hedges("sent")).isBetween(1.0, 4.0);
+    assertThat(hedges("won")).isEqualTo(hedges("sent"));
+    assertThat(slow.getRequestCount()).isLessThanOrEqualTo(4);
   }
 
   @Test
