@@ -41,6 +41,7 @@ class ReadmeSnippetsCompileTest {
       "import dev.fairway.lb.hc5.FairwayHttpClient5;",
       "import dev.fairway.lb.kubernetes.*;",
       "import dev.fairway.lb.okhttp.*;",
+      "import dev.fairway.lb.spring.FairwayHttpClient5Path;",
       "import io.micrometer.core.instrument.simple.SimpleMeterRegistry;",
       "import java.io.IOException;",
       "import java.net.InetSocketAddress;",
