@@ -16,12 +16,14 @@ import dev.fairway.lb.testing.FaultServer;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -385,6 +387,38 @@ class AsyncHedgingTest {
     assertThat(hedges("won")).isZero();
     eventually("the first copy's success counted", () -> attempts(s, first, "success") == 1);
     assertThat(s.totalRequests()).isEqualTo(2);
+    eventually("every slot freed", () -> inFlight(lb) == 0);
+  }
+
+  @RepeatedTest(20)
+  void bothCopiesFailWithIoErrors_theCallerGetsTheLastWithTheEarlierSuppressed() throws Exception {
+    CountDownLatch firstSettled = new CountDownLatch(1);
+    AtomicReference<RaceServers> servers = new AtomicReference<>();
+    RaceServers s = servers(2, (arrival, server) -> {
+      if (arrival == 0) {
+        servers.get().awaitArrival(1);
+      } else {
+        firstSettled.await(10, TimeUnit.SECONDS);
+      }
+      return RaceServers.Reply.RESET;
+    });
+    servers.set(s);
+    LoadBalancer lb = balancer(s);
+    CloseableHttpAsyncClient client = client(FairwayHttpClient5.builder().service("orders", lb)
+        .hedgeScheduler(byHand, Runnable::run).hedging(fixed100()).maxAttempts(2).build());
+
+    Future<SimpleHttpResponse> call = client.execute(get(), null);
+    assertThat(s.awaitArrival(0)).isTrue();
+    int first = s.serverOf(0);
+    fire();
+    eventually("the first reset reached passive health", () -> attempts(s, first, "failure") == 1);
+    firstSettled.countDown();
+
+    assertThatThrownBy(() -> call.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+        .cause().isInstanceOf(IOException.class)
+        .satisfies(last -> assertThat(last.getSuppressed()).hasSize(1).allMatch(e -> e instanceof IOException));
+    eventually("the hedge's reset counted", () -> attempts(s, 1 - first, "failure") == 1);
+    assertThat(s.totalRequests()).as("maxAttempts 2: the hedge was the second").isEqualTo(2);
     eventually("every slot freed", () -> inFlight(lb) == 0);
   }
 
