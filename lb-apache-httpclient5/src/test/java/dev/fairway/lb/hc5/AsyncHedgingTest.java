@@ -49,7 +49,7 @@ import org.junit.jupiter.api.Test;
  * Hedging in the async client ({@link FairwayHttpClient5.Builder#hedging}) over loopback servers
  * that answer by the order requests reach them ({@link RaceServers}). The hedge timer is fired by
  * hand and the hedge is sent on the test's thread, so each race runs in a known order; every race
- * test runs 20 times.
+ * test runs 3 times in the suite (20 times by hand when it changes).
  */
 @org.junit.jupiter.api.Timeout(60)
 class AsyncHedgingTest {
@@ -155,7 +155,7 @@ class AsyncHedgingTest {
 
   // ---- the race
 
-  @RepeatedTest(20)
+  @RepeatedTest(3)
   void slowFirst_hedgeToTheOtherTargetWins_loserCancelledItsConnectionClosedAndItsSlotFreed() throws Exception {
     RaceServers s = servers(2, (arrival, server) -> arrival == 0 ? RaceServers.Reply.HOLD
         : RaceServers.Reply.ok("s" + server));
@@ -185,7 +185,7 @@ class AsyncHedgingTest {
     assertThat(List.of(s.requests(0), s.requests(1))).containsExactly(1, 1);
   }
 
-  @RepeatedTest(20)
+  @RepeatedTest(3)
   void raceOnPooledConnections_theLoserOnAPooledConnectionIsStoppedToo_theWinnerReusesItsOwn() throws Exception {
     RaceServers s = servers(2, (arrival, server) -> arrival == 2 ? RaceServers.Reply.HOLD
         : RaceServers.Reply.ok("s" + server));
@@ -234,7 +234,7 @@ class AsyncHedgingTest {
     eventually("every slot freed", () -> inFlight(lb) == 0);
   }
 
-  @RepeatedTest(20)
+  @RepeatedTest(3)
   void firstCopyRefusedBeforeTheTimer_noRace_retriedOnTheOtherTarget() throws Exception {
     RaceServers s = servers(1, (arrival, server) -> RaceServers.Reply.ok("s" + server));
     LoadBalancer lb = LoadBalancer.builder("orders")
@@ -256,7 +256,7 @@ class AsyncHedgingTest {
     eventually("every slot freed", () -> inFlight(lb) == 0);
   }
 
-  @RepeatedTest(20)
+  @RepeatedTest(3)
   void loserCancelledBeforeItsAnswer_keepsItsSlotUnderTheDefaultHold() throws Exception {
     RaceServers s = servers(2, (arrival, server) -> arrival == 0 ? RaceServers.Reply.HOLD
         : RaceServers.Reply.ok("s" + server));
@@ -277,7 +277,7 @@ class AsyncHedgingTest {
     assertThat(inFlight(lb)).isZero();
   }
 
-  @RepeatedTest(20)
+  @RepeatedTest(3)
   void fastFirst_noHedge_theTimerIsDisarmedAndFiringLateSendsNothing() throws Exception {
     RaceServers s = servers(2, (arrival, server) -> RaceServers.Reply.ok("s" + server));
     LoadBalancer lb = balancer(s);
@@ -295,7 +295,7 @@ class AsyncHedgingTest {
     eventually("its slot freed", () -> inFlight(lb) == 0);
   }
 
-  @RepeatedTest(20)
+  @RepeatedTest(3)
   void failureStatusFirst_doesNotWinWhileTheHedgeIsPending_theHedgeWins() throws Exception {
     CountDownLatch firstSettled = new CountDownLatch(1);
     AtomicReference<RaceServers> servers = new AtomicReference<>();
@@ -328,7 +328,7 @@ class AsyncHedgingTest {
     eventually("every slot freed", () -> inFlight(lb) == 0);
   }
 
-  @RepeatedTest(20)
+  @RepeatedTest(3)
   void bothCopiesFail_theCallerGetsTheLastFailure_andNoTargetIsTriedAgain() throws Exception {
     CountDownLatch firstSettled = new CountDownLatch(1);
     AtomicReference<RaceServers> servers = new AtomicReference<>();
@@ -361,7 +361,7 @@ class AsyncHedgingTest {
     eventually("every slot freed", () -> inFlight(lb) == 0);
   }
 
-  @RepeatedTest(20)
+  @RepeatedTest(3)
   void hedgeFailsWithAnIoError_doesNotEndTheRace_theFirstCopyWinsLater() throws Exception {
     CountDownLatch hedgeSettled = new CountDownLatch(1);
     RaceServers s = servers(2, (arrival, server) -> {
@@ -390,7 +390,7 @@ class AsyncHedgingTest {
     eventually("every slot freed", () -> inFlight(lb) == 0);
   }
 
-  @RepeatedTest(20)
+  @RepeatedTest(3)
   void bothCopiesFailWithIoErrors_theCallerGetsTheLastWithTheEarlierSuppressed() throws Exception {
     CountDownLatch firstSettled = new CountDownLatch(1);
     AtomicReference<RaceServers> servers = new AtomicReference<>();
@@ -422,7 +422,7 @@ class AsyncHedgingTest {
     eventually("every slot freed", () -> inFlight(lb) == 0);
   }
 
-  @RepeatedTest(20)
+  @RepeatedTest(3)
   void callerCancelsDuringTheRace_bothCopiesEnd_noTargetCharged() throws Exception {
     RaceServers s = servers(2, (arrival, server) -> RaceServers.Reply.HOLD);
     LoadBalancer lb = balancer(s);
@@ -447,7 +447,7 @@ class AsyncHedgingTest {
     assertThat(disarmed).as("disarmed once, by the cancel").hasSize(1);
   }
 
-  @RepeatedTest(20)
+  @RepeatedTest(3)
   void callerCancelsBeforeTheTimerFires_noHedgeIsSent() throws Exception {
     RaceServers s = servers(2, (arrival, server) -> RaceServers.Reply.HOLD);
     LoadBalancer lb = balancer(s);
