@@ -30,12 +30,10 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.hc.client5.http.async.methods.SimpleHttpRequest;
 import org.apache.hc.client5.http.async.methods.SimpleHttpResponse;
 import org.apache.hc.client5.http.async.methods.SimpleRequestBuilder;
-import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.config.ConnectionConfig;
 import org.apache.hc.client5.http.config.RequestConfig;
 import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
-import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManager;
 import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManagerBuilder;
 import org.apache.hc.core5.http.ContentType;
@@ -523,26 +521,6 @@ class AsyncHedgingTest {
 
     assertThat(armed).as("no delay before the window holds enough responses").isEmpty();
     assertThat(s.totalRequests()).isEqualTo(5);
-  }
-
-  @Test
-  void classicClient_neverHedges_evenWithAPolicy() throws Exception {
-    RaceServers s = servers(2, (arrival, server) -> {
-      Thread.sleep(200); // slower than any delay: an async client would have armed a hedge
-      return RaceServers.Reply.ok("s" + server);
-    });
-    LoadBalancer lb = balancer(s);
-    FairwayHttpClient5 fairway = fairway(lb, fixed100());
-    try (Clients clients = new Clients()) {
-      CloseableHttpClient classic = clients.client(fairway, 10_000);
-      assertThat(Clients.code(classic, new HttpGet("http://orders/items"))).isEqualTo(200);
-      assertThat(Clients.code(classic, new HttpGet("http://orders/items"))).isEqualTo(200);
-    }
-
-    assertThat(armed).isEmpty();
-    assertThat(s.totalRequests()).isEqualTo(2);
-    assertThat(hedges("sent")).isZero();
-    assertThat(inFlight(lb)).isZero();
   }
 
   @Test
