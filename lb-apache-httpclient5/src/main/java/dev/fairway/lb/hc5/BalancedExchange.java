@@ -45,6 +45,12 @@ import org.jspecify.annotations.Nullable;
  * shared, as HttpClient's own retry and redirect elements share it: an attempt that failed has
  * discarded its connection, and a retried response is closed (releasing its connection) before the
  * next attempt leases one for its own route.
+ *
+ * <p>A hedgeable request's first attempt on a service that hedges runs as a {@link
+ * ClassicHedgeRace} instead (when a delay is known): each copy on a runtime forked from this
+ * exchange's, the first on this (the caller's) thread; the race hands back the outcome of one copy,
+ * which this loop then treats as any attempt's. Both copies' targets count as tried. Retries after
+ * the race use the exchange's runtime, unused during the race.
  */
 final class BalancedExchange {
   private final ClassicHttpRequest request;
