@@ -113,11 +113,16 @@ final class ClassicHedgeRace extends TimerNode implements Cancellable {
     return await();
   }
 
-  /** Waits for the forwarded copy's outcome; the caller's interrupt or cancel ends both copies. */
+  /**
+   * Waits for the forwarded copy's outcome; the caller's interrupt or cancel ends both copies. When
+   * no hedge was sent, the first copy's outcome is the exchange's as it would be without hedging
+   * (an interrupt then ends the exchange by its rules only).
+   */
   private Outcome await() throws IOException {
-    boolean interrupted = Thread.currentThread().isInterrupted();
     Leg leg;
+    boolean interrupted;
     synchronized (this) {
+      interrupted = second != null && Thread.currentThread().isInterrupted();
       while (!interrupted && !callerGone && (forwarded == null || !forwarded.reported)) {
         try {
           wait(); // bounded: the hedge is in flight, with its own timeouts, or done
