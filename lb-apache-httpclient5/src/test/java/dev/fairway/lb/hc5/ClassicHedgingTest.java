@@ -258,6 +258,90 @@ class ClassicHedgingTest {
   }
 
   @RepeatedTest(3)
+  void firstCopyWinsWhileTheHedgeWaits_theHedgeIsCancelled_itsThreadEnds_noTargetCharged() throws Exception {
+    AtomicReference<RaceServers> servers = new AtomicReference<>();
+    RaceServers s = servers(2, (arrival, server) -> {
+      if (arrival == 0) { // answers once the hedge is there
+        servers.get().awaitArrival(1);
+        return RaceServers.Reply.ok("s" + server);
+      }
+      return RaceServers.Reply.HOLD;
+    });
+    servers.set(s);
+    LoadBalancer lb = balancer(s);
+    CloseableHttpClient client = client(fairway(lb, fixed100().withLoserHold(Duration.ZERO)));
+
+    Call call = new Call(client);
+    assertThat(s.awaitArrival(0)).isTrue();
+    int first = s.serverOf(0);
+    fire();
+
+    assertThat(call.get()).isEqualTo("200 s" + first);
+    hedgeTasksDone(); // the hedge's pool thread was blocked reading: the cancel ended it
+    eventually("the hedge's server saw its connection closed", () -> s.closedByClient(1 - first) == 1);
+    assertThat(hedges("sent")).isEqualTo(1.0);
+    assertThat(hedges("won")).isZero();
+    assertThat(attempts(s, first, "success")).isEqualTo(1);
+    assertThat(attempts(s, 1 - first, "cancelled")).as("superseded: not a failure").isEqualTo(1);
+    assertThat(attempts(s, 1 - first, "failure")).isZero();
+    assertThat(inFlight(lb)).isZero();
+    assertThat(leased()).isZero();
+    assertThat(available()).as("the winner's connection back in the pool").isEqualTo(1);
+  }
+
+  @RepeatedTest(3)
+  void hedgeFailsWithAnIoError_doesNotEndTheRace_theFirstCopyWinsLater() throws Exception {
+    CountDownLatch hedgeSettled = new CountDownLatch(1);
+    RaceServers s = servers(2, (arrival, server) -> {
+      if (arrival == 1) {
+        return RaceServers.Reply.RESET;
+      }
+      hedgeSettled.await(10, TimeUnit.SECONDS); // answers once the client has settled the hedge's failure
+      return RaceServers.Reply.ok("s" + server);
+    });
+    LoadBalancer lb = balancer(s);
+    CloseableHttpClient client = client(fairway(lb, fixed100()));
+
+    Call call = new Call(client);
+    assertThat(s.awaitArrival(0)).isTrue();
+    int first = s.serverOf(0);
+    fire();
+    eventually("the hedge's reset reached passive health", () -> attempts(s, 1 - first, "failure") == 1);
+    hedgeSettled.countDown();
+
+    assertThat(call.get()).isEqualTo("200 s" + first);
+    assertThat(hedges("sent")).isEqualTo(1.0);
+    assertThat(hedges("won")).isZero();
+    assertThat(attempts(s, first, "success")).isEqualTo(1);
+    assertThat(s.totalRequests()).isEqualTo(2);
+    assertThat(inFlight(lb)).isZero();
+    assertThat(leased()).isZero();
+  }
+
+  @RepeatedTest(3)
+  void callerCancelsBeforeTheTimerFires_noHedgeIsSent() throws Exception {
+    RaceServers s = servers(2, (arrival, server) -> RaceServers.Reply.HOLD);
+    LoadBalancer lb = balancer(s);
+    CloseableHttpClient client = client(fairway(lb, fixed100()));
+
+    Call call = new Call(client);
+    assertThat(s.awaitArrival(0)).isTrue();
+    assertThat(call.request.cancel()).isTrue();
+    assertThatThrownBy(call::get).isInstanceOf(ExecutionException.class).cause().isInstanceOf(IOException.class);
+    fire();
+    hedgeTasksDone();
+
+    assertThat(s.totalRequests()).isEqualTo(1);
+    assertThat(hedges("sent")).isZero();
+    assertThat(inFlight(lb)).isZero();
+    assertThat(attempts(s, s.serverOf(0), "cancelled")).isEqualTo(1);
+    assertThat(attempts(s, s.serverOf(0), "failure")).isZero();
+    assertThat(disarmed).hasSize(1);
+    eventually("the first copy's connection closed", () -> s.closedByClient(s.serverOf(0)) == 1);
+    assertThat(leased()).isZero();
+  }
+
+  @RepeatedTest(3)
   void fastFirst_noHedge_theTimerIsDisarmedAndFiringLateSendsNothing() throws Exception {
     RaceServers s = servers(2, (arrival, server) -> RaceServers.Reply.ok("s" + server));
     LoadBalancer lb = balancer(s);
