@@ -109,7 +109,12 @@ final class ClassicHedgeRace extends TimerNode implements Cancellable {
     this.delayNanos = delayNanos;
     cancellation.setDependency(this); // the caller's cancel ends the race too
     hedging.scheduler.arm(this, delayNanos); // before the send: a copy that ends at once disarms after this
-    first.send();
+    try {
+      first.send();
+    } catch (RuntimeException e) { // a bug below: thrown to the caller as without hedging, the hedge ended
+      callerGone();
+      throw e;
+    }
     return await();
   }
 
@@ -324,7 +329,11 @@ final class ClassicHedgeRace extends TimerNode implements Cancellable {
       this.context = context;
     }
 
-    /** Sends the copy, blocking until its headers or its failure, then settles its end. */
+    /**
+     * Sends the copy, blocking until its headers or its failure, then settles its end. A runtime
+     * exception below (a bug) releases the attempt and ends the copy as a failure; on the caller's
+     * thread it is then thrown.
+     */
     void send() {
       ClassicHttpResponse got = null;
       IOException thrown = null;
@@ -341,7 +350,10 @@ final class ClassicHedgeRace extends TimerNode implements Cancellable {
         thrown = new ClientProtocolException(e.getMessage(), e);
       }
       ended(got, thrown);
-      if (bug != null && this != first) {
+      if (bug != null) {
+        if (this == first) {
+          throw bug; // the caller's thread: as without hedging
+        }
         LOG.log(System.Logger.Level.WARNING, "hedge of a request to " + hedging.host + " failed", bug);
       }
     }

@@ -570,6 +570,34 @@ class ClassicHedgingTest {
     eventually("no connection leased", () -> leased() == 0);
   }
 
+  @Test
+  void aBugBelowTheFirstCopy_isThrownToTheCaller_noHedge_noTargetCharged() throws Exception {
+    RaceServers s = servers(2, (arrival, server) -> RaceServers.Reply.ok("s" + server));
+    LoadBalancer lb = balancer(s);
+    FairwayHttpClient5 fairway = fairway(lb, fixed100());
+    PoolingHttpClientConnectionManager manager = PoolingHttpClientConnectionManagerBuilder.create().build();
+    pool = manager;
+    CloseableHttpClient client = fairway.customize(HttpClients.custom().setConnectionManager(manager))
+        .addExecInterceptorAfter(FairwayHttpClient5.EXEC_NAME, "bug", (request, scope, chain) -> {
+          throw new IllegalStateException("a bug below Fairway's element");
+        })
+        .build();
+    opened.add(client);
+
+    Call call = new Call(client);
+    assertThatThrownBy(call::get).isInstanceOf(ExecutionException.class)
+        .cause().isInstanceOf(IllegalStateException.class).hasMessage("a bug below Fairway's element");
+    fire(); // the race ended with the bug: nothing is sent
+    hedgeTasksDone();
+
+    assertThat(s.totalRequests()).isZero();
+    assertThat(hedges("sent")).isZero();
+    assertThat(disarmed).hasSize(1);
+    assertThat(inFlight(lb)).isZero();
+    assertThat(lb.status()).extracting(TargetStatus::state).containsOnly(TargetState.HEALTHY);
+    assertThat(leased()).isZero();
+  }
+
   // ---- what is not hedged
 
   @Test
