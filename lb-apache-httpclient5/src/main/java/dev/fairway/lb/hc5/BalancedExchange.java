@@ -6,12 +6,12 @@ import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.Failures;
 import dev.fairway.lb.internal.RetryRule;
+import dev.fairway.lb.internal.hedging.ServiceHedging;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
-import java.net.ConnectException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -19,7 +19,9 @@ import java.util.Set;
 import java.util.function.BooleanSupplier;
 import org.apache.hc.client5.http.ClientProtocolException;
 import org.apache.hc.client5.http.classic.ExecChain;
+import org.apache.hc.client5.http.classic.ExecRuntime;
 import org.apache.hc.client5.http.impl.classic.RequestFailedException;
+import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.ClassicHttpResponse;
 import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
@@ -43,6 +45,12 @@ import org.jspecify.annotations.Nullable;
  * shared, as HttpClient's own retry and redirect elements share it: an attempt that failed has
  * discarded its connection, and a retried response is closed (releasing its connection) before the
  * next attempt leases one for its own route.
+ *
+ * <p>A hedgeable request's first attempt on a service that hedges runs as a {@link
+ * ClassicHedgeRace} instead (when a delay is known): each copy on a runtime forked from this
+ * exchange's, the first on this (the caller's) thread; the race hands back the outcome of one copy,
+ * which this loop then treats as any attempt's. Both copies' targets count as tried. Retries after
+ * the race use the exchange's runtime, unused during the race.
  */
 final class BalancedExchange {
   private final ClassicHttpRequest request;
@@ -53,6 +61,8 @@ final class BalancedExchange {
   private final boolean resendable;
   private final BooleanSupplier aborted; // the runtime's isExecutionAborted, made once for every attempt
   private final @Nullable String affinityKey; // the request's, read once: every pick of this exchange uses it
+  private final boolean hedgeable; // the service hedges, and this request may have a second copy in flight
+  private boolean learning; // an unraced hedgeable first attempt: a usable response's time teaches the delay
 
   private @Nullable Set<Target> tried; // allocated on the first retry only
   private @Nullable ClassicHttpResponse previous; // a retryable-status response, returned if no further attempt is made
@@ -74,6 +84,16 @@ final class BalancedExchange {
     HttpEntity entity = request.getEntity();
     // HttpClient requests carry no idempotency mark: the method decides.
     this.resendable = RetryRule.isResendable(request.getMethod(), null, entity == null || entity.isRepeatable());
+    this.hedgeable = route.hedging != null && isHedgeable(request.getMethod(), entity);
+  }
+
+  /**
+   * True if a second copy of a request may be in flight beside the first: the async client's rule
+   * ({@link AsyncBalancedExchange#isHedgeable}: GET, HEAD, OPTIONS without an entity; one entity
+   * cannot feed two exchanges at once).
+   */
+  static boolean isHedgeable(String method, @Nullable HttpEntity entity) {
+    return entity == null && AsyncBalancedExchange.isHedgeable(method, null);
   }
 
   ClassicHttpResponse proceed() throws IOException {
@@ -83,7 +103,7 @@ final class BalancedExchange {
     if (scope.execRuntime.isExecutionAborted()) {
       throw new RequestFailedException("Request aborted");
     }
-    route.budget.deposit();
+    route.callStarted(hedgeable);
     try {
       for (;;) {
         if (attempts > 0) {
@@ -93,7 +113,7 @@ final class BalancedExchange {
         if (pick == null) {
           return giveUp();
         }
-        ClassicHttpResponse response = attempt(new Attempt(pick, route, aborted));
+        ClassicHttpResponse response = attempts == 0 && hedgeable ? first(pick) : attempt(newAttempt(pick));
         if (response != null) {
           return response;
         }
@@ -144,20 +164,89 @@ final class BalancedExchange {
     }
   }
 
+  /** A new attempt of this exchange on {@code pick}'s target: counted now. */
+  Attempt newAttempt(Pick pick) {
+    attempts++;
+    return new Attempt(pick, route, aborted);
+  }
+
+  /**
+   * The first attempt of a hedgeable request: raced against a hedge ({@link ClassicHedgeRace}) when
+   * the service knows a delay, else sent alone, its time teaching the delay.
+   */
+  private @Nullable ClassicHttpResponse first(Pick pick) throws IOException {
+    ServiceHedging hedging = route.hedging;
+    if (hedging == null) {
+      return attempt(newAttempt(pick));
+    }
+    hedging.maintain(pick.target(), hedging.nowNanos());
+    long delay = hedging.delayNanos(pick.target());
+    if (delay < 0) {
+      learning = true; // no delay known yet: sent alone, and a percentile delay learns from its time
+      return attempt(newAttempt(pick));
+    }
+    ClassicHedgeRace.Outcome outcome = new ClassicHedgeRace(this, hedging, newAttempt(pick)).run(delay);
+    if (outcome.earlier() != null) {
+      failures(outcome.earlier());
+    }
+    return outcome(outcome.attempt(), outcome.response(), outcome.failure());
+  }
+
   /** The response to return, or null if a retry was decided (then the attempt is complete). */
   private @Nullable ClassicHttpResponse attempt(Attempt attempt) throws IOException {
-    attempts++;
     closePrevious(); // its attempt is complete; its connection goes back before this attempt leases one
-    ClassicHttpResponse response;
+    ClassicHttpResponse response = null;
+    IOException failure = null;
     try {
-      response = chain.proceed(rewrite(attempt.target()), scopeFor(attempt.target()));
-      attempt.responded(response.getCode(), headerValue(response, LoadReportHeader.NAME));
-      if (resendable && attempts < handler.retries.maxAttempts()) {
-        readSmallEntity(response);
+      response = send(attempt, scope.execRuntime, scope.clientContext);
+    } catch (IOException e) {
+      failure = e;
+    } catch (HttpException e) {
+      failure = new ClientProtocolException(e.getMessage(), e); // what HttpClient itself throws for it
+    } catch (RuntimeException | Error e) {
+      attempt.release(); // a bug below, not the target's fault
+      throw e;
+    }
+    return outcome(attempt, response, failure);
+  }
+
+  /**
+   * Sends {@code attempt}'s copy of the request down the chain with {@code runtime} and {@code
+   * context}; blocks until its response headers come.
+   */
+  ClassicHttpResponse send(Attempt attempt, ExecRuntime runtime, HttpClientContext context)
+      throws IOException, HttpException {
+    ExecChain.Scope attemptScope = new ExecChain.Scope(scope.exchangeId,
+        route.routeTo(scope.route, attempt.target()), scope.originalRequest, runtime, context);
+    return chain.proceed(rewrite(attempt.target()), attemptScope);
+  }
+
+  /**
+   * What the attempt's outcome (its response's headers, or its failure) makes of the exchange: the
+   * response to return, or null if a retry was decided (then the attempt is complete), or thrown.
+   */
+  private @Nullable ClassicHttpResponse outcome(Attempt attempt, @Nullable ClassicHttpResponse result,
+      @Nullable IOException failed) throws IOException {
+    IOException failure = failed;
+    ClassicHttpResponse response = result;
+    if (response != null) {
+      try {
+        attempt.responded(response.getCode(), headerValue(response, LoadReportHeader.NAME));
+        ServiceHedging hedging = route.hedging;
+        if (learning && attempts == 1 && hedging != null && !route.outcomes.isFailureStatus(response.getCode())) {
+          hedging.recordResponse(attempt.target(), attempt.sentNanos());
+        }
+        if (resendable && attempts < handler.retries.maxAttempts()) {
+          readSmallEntity(response);
+        }
+      } catch (IOException e) {
+        failure = e;
+      } catch (RuntimeException | Error e) {
+        attempt.release(); // a bug, not the target's fault
+        throw e;
       }
-    } catch (IOException | HttpException e) {
-      IOException failure = e instanceof IOException io ? io
-          : new ClientProtocolException(e.getMessage(), e); // what HttpClient itself throws for it
+    }
+    if (failure != null) {
       stopIfCallerGone(attempt, failure);
       if (failure instanceof ConnectionRequestTimeoutException) {
         attempt.release(); // the client's own pool had no connection in time: not the target's doing
@@ -167,9 +256,9 @@ final class BalancedExchange {
         retryReason = handler.retries.onIOException(failure, resendable, attempts);
       }
       return failed(attempt.target(), failure, retryReason);
-    } catch (RuntimeException | Error e) {
-      attempt.release(); // a bug below, not the target's fault
-      throw e;
+    }
+    if (response == null) {
+      throw new IllegalStateException("neither a response nor a failure");
     }
     retryReason = handler.retries.onResponse(response.getCode(), resendable, attempts);
     if (retryReason == null) {
@@ -211,6 +300,37 @@ final class BalancedExchange {
 
   private void stopIfCallerGone(@Nullable IOException failure) throws IOException {
     stopIfCallerGone(null, failure);
+  }
+
+  /** Keeps {@code e} as an earlier failure of this exchange (a copy of a race that failed first). */
+  private void failures(IOException e) {
+    if (failures == null) {
+      failures = new ArrayList<>(2);
+    }
+    failures.add(e);
+  }
+
+  /** A race sent a hedge: both copies' targets count as tried, so that a retry after the race goes elsewhere. */
+  void hedgeSent(Target first, Target hedge) {
+    tried = tried(first);
+    tried = tried(hedge);
+  }
+
+  ExecChain.Scope scope() {
+    return scope;
+  }
+
+  ServiceRoute route() {
+    return route;
+  }
+
+  @Nullable String affinityKey() {
+    return affinityKey;
+  }
+
+  /** True once the caller cancelled the request ({@code cancel()} on it). */
+  boolean cancelled() {
+    return aborted.getAsBoolean();
   }
 
   /** Records {@code e}; returns null to retry, or throws it with the earlier failures suppressed. */
@@ -275,12 +395,6 @@ final class BalancedExchange {
     Set<Target> set = tried != null ? tried : new HashSet<>(8);
     set.add(target);
     return set;
-  }
-
-  /** The scope of an attempt on {@code target}: this exchange's, with the target's route. */
-  private ExecChain.Scope scopeFor(Target target) throws ConnectException {
-    return new ExecChain.Scope(scope.exchangeId, route.routeTo(scope.route, target), scope.originalRequest,
-        scope.execRuntime, scope.clientContext);
   }
 
   /**

@@ -93,9 +93,9 @@ import org.jspecify.annotations.Nullable;
  *       a connection lost mid-body is retried too; larger ones stream.
  * </ul>
  *
- * <h2>Hedging: the async client only</h2>
+ * <h2>Hedging</h2>
  *
- * With {@link Builder#hedging}, the async client sends a hedge, a second copy of a request to
+ * With {@link Builder#hedging}, the classic and the async client send a hedge, a second copy of a request to
  * another target, when the first has no response after the policy's delay (lb-core's {@link
  * HedgingPolicy}, with the same decisions as lb-okhttp's: per-target delay, budgets, the judge of
  * free workers, held losers). Each copy runs on a runtime of its own ({@code
@@ -105,18 +105,21 @@ import org.jspecify.annotations.Nullable;
  * does not win while the other may still answer; when neither wins, the copy that failed last is
  * the one the caller gets (the first failure status's body was discarded), and the exchange's
  * retry rules then apply to it, the hedge counted as an attempt on a target the request tried.
- * Cancelling the caller's future cancels both copies and charges neither target.
+ * Cancelling the caller's future (classic: the request's {@code cancel()}) cancels both copies
+ * and charges neither target.
  *
  * <p>Hedged: a GET, HEAD or OPTIONS without a request entity (lb-core's rule for a second copy in
  * flight). A request with an entity is never hedged, whatever its method: one entity producer
  * cannot feed two exchanges at once. At most one hedge per request, for its first attempt.
  *
- * <p>The classic client never hedges, with or without a policy: its exec chain runs on the
- * caller's thread, and one attempt owns the caller's connection and {@code ExecRuntime} for its
- * whole exchange (until the caller has read the response), so a second copy cannot run inside the
- * chain at the same time; only a copy sent outside it, on a client and a thread of its own, could,
- * which is no longer the caller's client. Its requests still tell the hedging when a target
- * answered.
+ * <p>The classic client's threads: the first copy runs on the caller's thread (its runtime
+ * forked with {@code ExecRuntime.fork(CancellableDependency)}), the hedge on a thread of the shared
+ * hedge pool, which blocks in it until its headers come. When the hedge wins while the caller's
+ * thread still reads the first copy, that copy is cancelled (its connection closed) and the
+ * caller's thread returns the hedge's response. An interrupt of the caller's thread ends both
+ * copies once that thread sees it: at once while it waits for the hedge, else when its blocking
+ * read of the first copy returns. The winner's connection goes back to the pool when the response
+ * is consumed or closed; the loser's is closed.
  *
  * <p>Immutable and thread-safe: one instance can customize any number of builders.
  */
@@ -331,16 +334,15 @@ public final class FairwayHttpClient5 {
     }
 
     /**
-     * Sends a hedge, a second copy of a request to another target, when the async client's first
-     * copy has no response after {@code policy}'s delay; the first usable response wins and the
-     * other copy is cancelled. The same policy and decisions as lb-okhttp's: a hedge goes only to a
-     * target that may have a free worker, takes a token from the policy's own budget ({@link
+     * Sends a hedge, a second copy of a request to another target, when the first copy has no
+     * response after {@code policy}'s delay; the first usable response wins and the other copy is
+     * cancelled. The same policy and decisions as lb-okhttp's: a hedge goes only to a target that
+     * may have a free worker, takes a token from the policy's own budget ({@link
      * HedgingPolicy#withBudget}) and one from the retry budget ({@link #retryBudget}), and a
      * losing copy keeps its slot for a while ({@link HedgingPolicy#withLoserHold}). Hedged: GET,
-     * HEAD and OPTIONS requests without an entity, on the async client ({@link
-     * FairwayHttpClient5#customize(HttpAsyncClientBuilder)}); the classic client never hedges (see
-     * the class documentation for why). At most one hedge per request, for its first attempt; it
-     * counts as an attempt toward {@link #maxAttempts}. Default: no hedging.
+     * HEAD and OPTIONS requests without an entity, on the classic and the async client (see the
+     * class documentation for their threads). At most one hedge per request, for its first
+     * attempt; it counts as an attempt toward {@link #maxAttempts}. Default: no hedging.
      *
      * @throws IllegalStateException if hedging was set already
      */

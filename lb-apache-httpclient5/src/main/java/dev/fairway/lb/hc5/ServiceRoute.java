@@ -22,9 +22,9 @@ import org.jspecify.annotations.Nullable;
  * which hold the service's {@code fairway.load.reports} counters and listen to the balancer
  * themselves), its {@link OutcomeRule}, and how an attempt's route and authority are made from a
  * target (the same for the classic and the async client), and its hedging (lb-core's {@link
- * ServiceHedging}, when the client hedges: only the async client sends hedges, but every attempt on
- * the route, classic or async, tells it when a target answered). Immutable after construction;
- * thread-safe.
+ * ServiceHedging}, when the client hedges: the classic and the async client race a hedgeable
+ * request's first attempt against a hedge, and every attempt on the route tells it when a target
+ * answered). Immutable after construction; thread-safe.
  */
 final class ServiceRoute {
   private static final System.Logger LOG = System.getLogger(FairwayHttpClient5.class.getName());

@@ -26,7 +26,10 @@
  *       classic handler's routes and rules) and {@code AsyncBalancedExchange} (the same loop driven
  *       by callbacks; an attempt completes when the exchange does), and {@code AsyncHedgeRace} (a
        hedgeable first attempt raced against one hedge, each copy on a forked runtime, with lb-core's
-       {@code ServiceHedging} making every hedging decision; the classic client never hedges).
+       {@code ServiceHedging} making every hedging decision).
+ *   <li>The classic client's hedging: {@code ClassicHedgeRace} (the same race over the classic
+ *       chain: each copy on a runtime forked with its own cancellation, the first on the caller's
+ *       thread, the hedge on a hedge pool thread; the exchange gets the winner's outcome).
  *   <li>{@code BalancedRetryStrategy}: HttpClient's own retry strategy, told to leave balanced
  *       exchanges to Fairway.
  * </ul>
