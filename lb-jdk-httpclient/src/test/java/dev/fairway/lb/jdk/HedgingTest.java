@@ -40,7 +40,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Hedging through {@link FairwayHttpClient} (issue 35): lb-core's decisions, the JDK's async
  * exchanges, real loopback servers ({@link RaceServers}). The hedge timer is fired by hand once the
- * first copy reached its server, so no test sleeps for a delay. The race tests repeat 10 times.
+ * first copy reached its server, so no test sleeps for a delay. The race tests repeat 3 times in
+ * the suite (10 times, by hand, when the race changes).
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HedgingTest {
@@ -137,7 +138,7 @@ class HedgingTest {
 
   // ---- the race
 
-  @RepeatedTest(10)
+  @RepeatedTest(3)
   void hedge_goesToTheOtherTargetAfterTheDelay_winsAndCancelsTheSlowCopy_async() throws Exception {
     RaceServers s = servers(2, firstHeld());
     LoadBalancer lb = balancer(s);
@@ -169,7 +170,7 @@ class HedgingTest {
     assertThat(registry.get("fairway.hedges.extra.load").gauge().value()).isEqualTo(1.0);
   }
 
-  @RepeatedTest(10)
+  @RepeatedTest(3)
   void hedge_winsForSend_too_theRaceRunsOnTheAsyncPath() throws Exception {
     RaceServers s = servers(2, firstHeld());
     LoadBalancer lb = balancer(s);
@@ -193,7 +194,7 @@ class HedgingTest {
     eventually("the loser's connection closed", () -> s.closedByClient(1 - fast) == 1);
   }
 
-  @RepeatedTest(10)
+  @RepeatedTest(3)
   void firstCopyAnswersBeforeTheHedgeIsSent_noHedge_theTimerIsDisarmed() throws Exception {
     RaceServers s = servers(2, (arrival, server) -> RaceServers.Reply.ok("s" + server));
     LoadBalancer lb = balancer(s);
@@ -209,7 +210,7 @@ class HedgingTest {
     assertThat(inFlight(lb)).isZero();
   }
 
-  @RepeatedTest(10)
+  @RepeatedTest(3)
   void failureStatusFromTheFirstCopy_doesNotWinWhileTheHedgeIsPending_theHedgeDoes() throws Exception {
     CountDownLatch hedgeArrived = new CountDownLatch(1);
     CountDownLatch firstPosted = new CountDownLatch(1);
@@ -243,7 +244,7 @@ class HedgingTest {
     assertThat(inFlight(lb)).isZero();
   }
 
-  @RepeatedTest(10)
+  @RepeatedTest(3)
   void bothCopiesFail_theRetryGoesToTheThirdTarget() throws Exception {
     RaceServers s = servers(3, (arrival, server) -> arrival < 2 ? new RaceServers.Reply(503, "busy") : RaceServers.Reply.ok("s" + server));
     LoadBalancer lb = LoadBalancer.builder("orders").targets(s.targets()).strategy(Strategy.roundRobin())
@@ -279,7 +280,7 @@ class HedgingTest {
 
   // ---- what is not hedged
 
-  @RepeatedTest(10)
+  @RepeatedTest(3)
   void budgetRefusal_noHedgeIsSent_theFirstCopyAnswers() throws Exception {
     CountDownLatch fired = new CountDownLatch(1);
     RaceServers s = servers(2, (arrival, server) -> {
@@ -355,7 +356,7 @@ class HedgingTest {
 
   // ---- the caller stops waiting
 
-  @RepeatedTest(10)
+  @RepeatedTest(3)
   void callerCancel_cancelsBothCopies_chargesNoTarget() throws Exception {
     RaceServers s = servers(2, (arrival, server) -> RaceServers.Reply.HOLD);
     LoadBalancer lb = balancer(s);
@@ -378,7 +379,7 @@ class HedgingTest {
     assertThat(inFlight(lb)).isZero();
   }
 
-  @RepeatedTest(10)
+  @RepeatedTest(3)
   void interruptedSend_cancelsBothCopies_throwsInterruptedException_chargesNoTarget() throws Exception {
     RaceServers s = servers(2, (arrival, server) -> RaceServers.Reply.HOLD);
     LoadBalancer lb = balancer(s);
@@ -409,7 +410,7 @@ class HedgingTest {
 
   // ---- the held loser
 
-  @RepeatedTest(10)
+  @RepeatedTest(3)
   void loserCancelledBeforeItsAnswer_keepsItsSlot_untilTheBalancerCloses() throws Exception {
     RaceServers s = servers(2, firstHeld());
     LoadBalancer lb = balancer(s);
@@ -436,7 +437,7 @@ class HedgingTest {
     assertThat(registry.find("fairway.hedges.extra.load").meters()).isEmpty();
   }
 
-  @RepeatedTest(10)
+  @RepeatedTest(3)
   void heldLoser_isReleasedWhenACopySentLaterToItsTargetAnswers() throws Exception {
     RaceServers s = servers(2, firstHeld());
     LoadBalancer lb = balancer(s);

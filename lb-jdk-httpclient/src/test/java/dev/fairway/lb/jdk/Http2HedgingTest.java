@@ -92,7 +92,7 @@ class Http2HedgingTest {
     }
   }
 
-  @RepeatedTest(10)
+  @RepeatedTest(3)
   void hedgeOnOneMultiplexedConnection_theLoserIsResetWithCancel_andTheConnectionIsReused() throws Exception {
     FRAMES.setLevel(Level.FINE);
     FRAMES.addHandler(frameLog);
