@@ -199,8 +199,8 @@ final class HttpClient5Settings {
    */
   private static FairwayConfigurationException differs(ServiceSettings.Value<?> first, String firstValue,
       ServiceSettings.Value<?> later, String laterValue) {
-    boolean blameFirst = later.value() == null && first.value() != null
-        || first.value() != null && isDefault(later) && !isDefault(first);
+    boolean blameFirst = (later.value() == null && first.value() != null)
+        || (first.value() != null && isDefault(later) && !isDefault(first));
     ServiceSettings.Value<?> named = blameFirst ? first : later;
     ServiceSettings.Value<?> other = blameFirst ? later : first;
     String namedValue = blameFirst ? firstValue : laterValue;
