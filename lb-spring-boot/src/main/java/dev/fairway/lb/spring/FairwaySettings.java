@@ -29,8 +29,8 @@ final class FairwaySettings {
     ServiceSettings.ofDefaults("default", defaults, cloudZone, raw); // checks fairway.default.* on its own
     Map<String, ServiceSettings> byName = new LinkedHashMap<>();
     properties.getServices().forEach((name, own) -> byName.put(name, ServiceSettings.of(name, own, defaults, cloudZone, raw)));
-    // In the order listed: Map.copyOf's order is random per JVM, and the HttpClient 5 path names the
-    // later of two services that differ.
+    // In the order bound (Map.copyOf's iteration order changes from one JVM to the next): which of
+    // two services that differ the HttpClient 5 path's startup failure names may depend on it.
     this.named = Collections.unmodifiableMap(byName);
     java.time.Duration timeout = properties.getLoadbalancer().getAbandonedPickTimeout();
     if (timeout == null || timeout.compareTo(java.time.Duration.ofSeconds(1)) < 0) {

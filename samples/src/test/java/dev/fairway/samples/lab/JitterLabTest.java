@@ -48,7 +48,7 @@ class JitterLabTest {
   }
 
   @Test
-  void jitterWithHedging_throughEveryFairwayClient_eachHedges_andLeavesNothingInFlight(@TempDir Path dir)
+  void jitterWithHedging_throughEveryFairwayClient_eachHedges_andHoldsAtMostItsLosers(@TempDir Path dir)
       throws Exception {
     LabOptions options = LabOptions.parse("--scenario", "jitter", "--strategies", "round-robin",
         "--client", "okhttp,jdk,hc5", "--time-scale", "0.02", "--duration", "700ms", "--hedge", "5ms",
@@ -64,7 +64,10 @@ class JitterLabTest {
       assertThat(r.errors()).as("errors with %s", r.client()).isZero();
       // Each client's own meters (fairway.hedges{result=sent}) counted the hedges its adapter sent.
       assertThat(r.hedges()).as("hedges with %s", r.client()).isPositive();
-      assertThat(r.leftInFlight()).as("in flight after %s", r.client()).isZero();
+      // A hedge's losing copy keeps its slot until a later call to its target completes or the
+      // policy's loser hold (10 s by default) passes: after the last calls, a few losers may still
+      // be held when the run reads what is in flight, never more than the hedges sent.
+      assertThat(r.leftInFlight()).as("in flight after %s", r.client()).isLessThanOrEqualTo((int) r.hedges());
     }
   }
 }
