@@ -25,9 +25,11 @@ import org.springframework.cloud.client.discovery.DiscoveryClient;
  * failure-status-codes}, {@code affinity-header} and {@code hedging} (with {@code
  * hedging.loser-hold}) to every service: they must be the same for all of them ({@link
  * HttpClient5Settings}), else startup fails naming the property and both values. Hedging applies to
- * the async clients built with {@link #configure(HttpAsyncClientBuilder)} only: Boot's {@code
- * RestClient} and {@code RestTemplate} run on the classic HttpClient, which balances and retries but
- * cannot hedge ({@link FairwayHttpClient5}).
+ * the classic HttpClient under Boot's {@code RestClient} and {@code RestTemplate} (and to those
+ * built with {@link #configure(HttpClientBuilder)}) as to the async clients built with {@link
+ * #configure(HttpAsyncClientBuilder)}: a GET, HEAD or OPTIONS without an entity whose first copy
+ * has no answer after the policy's delay gets a second copy to another instance ({@link
+ * FairwayHttpClient5}).
  *
  * <p>{@link #close()} (the bean's destroy method) stops the reads and closes the balancers; the
  * HttpClients built with {@link #configure} are their owners' to close. Thread-safe.
@@ -74,7 +76,10 @@ public final class FairwayHttpClient5Path implements AutoCloseable {
   /**
    * Adds Fairway's exec chain element to {@code builder} and sets its retry strategy, as {@link
    * FairwayHttpClient5#customize(HttpClientBuilder)} says: for an HttpClient of your own. Returns
-   * {@code builder}. The classic client never hedges, whatever {@code hedging} says.
+   * {@code builder}. The client hedges as the services' {@code hedging} says: a GET, HEAD or
+   * OPTIONS without an entity whose first copy has no answer after the policy's delay gets a second
+   * copy to another instance, sent from the shared hedge pool while the caller's thread waits on the
+   * first; the first usable answer wins and the other copy's connection is closed.
    */
   public HttpClientBuilder configure(HttpClientBuilder builder) {
     return adapter.customize(builder);
@@ -82,10 +87,8 @@ public final class FairwayHttpClient5Path implements AutoCloseable {
 
   /**
    * As {@link #configure(HttpClientBuilder)}, for an async client ({@link
-   * FairwayHttpClient5#customize(HttpAsyncClientBuilder)}), which also hedges as the services' {@code
-   * hedging} says: a GET, HEAD or OPTIONS without an entity whose first copy has no answer after the
-   * policy's delay gets a second copy to another instance, the first usable answer wins. Returns
-   * {@code builder}.
+   * FairwayHttpClient5#customize(HttpAsyncClientBuilder)}), which hedges as the classic one does.
+   * Returns {@code builder}.
    */
   public HttpAsyncClientBuilder configure(HttpAsyncClientBuilder builder) {
     return adapter.customize(builder);

@@ -136,11 +136,10 @@ public class FairwayProperties {
     private @Nullable String affinityHeader;
 
     /**
-     * OkHttp path, and the Apache HttpClient 5 path's async clients: off, a percentile of the
-     * service's latency (p95, p99, pNN) or a fixed delay (50ms, 1s) after which a second copy of the
-     * call is sent. Default off. How long the losing copy keeps its slot is hedging.loser-hold, beside
-     * it. The HttpClient 5 path needs the same policy for every service, and Boot's RestClient and
-     * RestTemplate on it do not hedge (the classic client cannot).
+     * OkHttp and Apache HttpClient 5 paths (Boot's RestClient and RestTemplate on it included): off,
+     * a percentile of the service's latency (p95, p99, pNN) or a fixed delay (50ms, 1s) after which a
+     * second copy of the call is sent. Default off. How long the losing copy keeps its slot is
+     * hedging.loser-hold, beside it. The HttpClient 5 path needs the same policy for every service.
      */
     private @Nullable String hedging;
 

@@ -1,5 +1,6 @@
 package dev.fairway.lb.spring;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -28,7 +29,9 @@ final class FairwaySettings {
     ServiceSettings.ofDefaults("default", defaults, cloudZone, raw); // checks fairway.default.* on its own
     Map<String, ServiceSettings> byName = new LinkedHashMap<>();
     properties.getServices().forEach((name, own) -> byName.put(name, ServiceSettings.of(name, own, defaults, cloudZone, raw)));
-    this.named = Map.copyOf(byName);
+    // In the order bound (Map.copyOf's iteration order changes from one JVM to the next): which of
+    // two services that differ the HttpClient 5 path's startup failure names may depend on it.
+    this.named = Collections.unmodifiableMap(byName);
     java.time.Duration timeout = properties.getLoadbalancer().getAbandonedPickTimeout();
     if (timeout == null || timeout.compareTo(java.time.Duration.ofSeconds(1)) < 0) {
       String property = "fairway.loadbalancer.abandoned-pick-timeout";

@@ -5,15 +5,11 @@ import dev.fairway.lb.hc5.AffinityKey;
 import dev.fairway.lb.hc5.FairwayHttpClient5;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.function.Function;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -24,13 +20,12 @@ import org.jspecify.annotations.Nullable;
  * meets the builder's own check (a rejected one names its property), and then every service must
  * resolve to the same value, else startup fails naming the property and both values.
  *
- * <p>Hedging reaches only the async clients built with {@link
- * FairwayHttpClient5Path#configure(org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder)}:
- * Boot's {@code RestClient} and {@code RestTemplate} run on the classic client, which cannot hedge
- * ({@link FairwayHttpClient5}), so a configured policy is also logged at startup, saying so.
+ * <p>The hedging policy reaches every client of the path, the classic one under Boot's {@code
+ * RestClient} and {@code RestTemplate} and the async ones built with {@link
+ * FairwayHttpClient5Path#configure(org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder)}
+ * ({@link FairwayHttpClient5}).
  */
 final class HttpClient5Settings {
-  private static final Log LOG = LogFactory.getLog(HttpClient5Settings.class);
   static final String ENABLED = "fairway.httpclient5.enabled";
   private static final int DEFAULT_MAX_ATTEMPTS = 3; // FairwayHttpClient5.Builder's
   private static final double DEFAULT_RETRY_PERCENT = 0.2;
@@ -79,7 +74,6 @@ final class HttpClient5Settings {
     }
     if (hedging != null) {
       b.hedging(hedging);
-      classicDoesNotHedge(services, hedging);
     }
     return b;
   }
@@ -98,19 +92,6 @@ final class HttpClient5Settings {
       String property = percent != null && !(p >= 0.0 && p <= 10.0) ? s.retryPercent.property() : s.retryMinPerSecond.property();
       ServiceSettings.check(property, () -> FairwayHttpClient5.builder().retryBudget(p, m));
     }
-  }
-
-  /**
-   * Said once at startup: the policy is in force for the async clients built with the path's
-   * {@code configure(HttpAsyncClientBuilder)}, not for Boot's RestClient and RestTemplate.
-   */
-  private static void classicDoesNotHedge(Map<String, ServiceSettings> services, HedgingPolicy hedging) {
-    Set<String> settings = new LinkedHashSet<>(); // hedging is set for each service: the policies are equal
-    services.values().forEach(s -> settings.add(s.hedging.property() + "=" + s.hedging.value()));
-    LOG.warn("Fairway: " + String.join(", ", settings) + " (" + hedging + ") applies on the Apache HttpClient 5"
-        + " path only to async clients built with FairwayHttpClient5Path.configure(HttpAsyncClientBuilder): Boot's"
-        + " RestClient and RestTemplate run on the classic HttpClient, which cannot hedge (one exchange at a time on"
-        + " the caller's thread), so their calls get balancing and retries but no hedge; the OkHttp path hedges");
   }
 
   /**
@@ -195,6 +176,11 @@ final class HttpClient5Settings {
     }
   }
 
+  /** A value inherited from {@code fairway.default}. */
+  private static boolean isDefault(ServiceSettings.Value<?> v) {
+    return v.property().startsWith("fairway.default.");
+  }
+
   private static String codes(@Nullable List<Integer> set, int[] resolved) {
     String list = Arrays.toString(resolved).replaceAll("[\\[\\] ]", "");
     return set == null ? list + " (the default)" : list;
@@ -205,12 +191,16 @@ final class HttpClient5Settings {
   }
 
   /**
-   * The message for two services that differ: it names the one that sets its value (the later one
-   * when both do), with the other one's property and value as the expected.
+   * The message for two services that differ: it names the one that sets its value; when both do,
+   * the one set under {@code fairway.services.<id>} rather than inherited from {@code
+   * fairway.default}, else the later one. The other one's property and value are the expected. The
+   * services' order is the binding's, which need not be the order they were written in: so the one
+   * named does not depend on it where it can be helped.
    */
   private static FairwayConfigurationException differs(ServiceSettings.Value<?> first, String firstValue,
       ServiceSettings.Value<?> later, String laterValue) {
-    boolean blameFirst = later.value() == null && first.value() != null;
+    boolean blameFirst = (later.value() == null && first.value() != null)
+        || (first.value() != null && isDefault(later) && !isDefault(first));
     ServiceSettings.Value<?> named = blameFirst ? first : later;
     ServiceSettings.Value<?> other = blameFirst ? later : first;
     String namedValue = blameFirst ? firstValue : laterValue;

@@ -11,12 +11,23 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import mockwebserver3.MockResponse;
 import mockwebserver3.MockWebServer;
 import org.apache.hc.client5.http.async.methods.SimpleHttpResponse;
@@ -24,6 +35,7 @@ import org.apache.hc.client5.http.async.methods.SimpleRequestBuilder;
 import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -328,7 +340,7 @@ class HttpClient5PathTest {
 
   @Test
   @ExtendWith(OutputCaptureExtension.class)
-  void equalSettings_throughDefaultsOrEachService_start_andHedgingIsSaidToSkipTheClassicClient(CapturedOutput output)
+  void equalSettings_throughDefaultsOrEachService_start_withoutAWarningAboutHedging(CapturedOutput output)
       throws Exception {
     instances.ok("a");
     listInstances();
@@ -342,25 +354,19 @@ class HttpClient5PathTest {
     assertThat(path.balancers()).containsOnlyKeys("orders", "payments");
     assertThat(path.toString()).contains("maxAttempts=2", "hedging=HedgingPolicy{fixedDelay=PT1S");
     assertThat(get(context.getBean(RestClient.Builder.class).build())).isEqualTo("a");
-    // Said at startup, so nobody takes the policy for one in force on Boot's RestClient and RestTemplate.
-    assertThat(output.getAll()).contains("Fairway: fairway.services.orders.hedging=1s,"
-        + " fairway.services.payments.hedging=1000ms (HedgingPolicy{fixedDelay=PT1S, percentCanHedge=0.05,"
-        + " minHedgesPerSecond=1}) applies on the Apache HttpClient 5 path only to async clients built with"
-        + " FairwayHttpClient5Path.configure(HttpAsyncClientBuilder): Boot's RestClient and RestTemplate run on the"
-        + " classic HttpClient, which cannot hedge");
-    assertThat(output.getAll()).doesNotContain("affinity-header of");
+    // The policy is in force on Boot's RestClient and RestTemplate too: nothing to warn about.
+    assertThat(output.getAll()).doesNotContain("Fairway: fairway.services.orders.hedging")
+        .doesNotContain("cannot hedge").doesNotContain("affinity-header of");
   }
 
   @Test
-  @ExtendWith(OutputCaptureExtension.class)
-  void noHedging_noWarning(CapturedOutput output) throws Exception {
+  void hedgingOff_noPolicy() throws Exception {
     instances.ok("a");
     listInstances();
     run(App.class, "fairway.httpclient5.enabled=true", "fairway.services.orders.strategy=random",
         "fairway.default.hedging=off");
     assertThat(get(context.getBean(RestClient.Builder.class).build())).isEqualTo("a");
     assertThat(context.getBean(FairwayHttpClient5Path.class).toString()).doesNotContain("hedging");
-    assertThat(output.getAll()).doesNotContain("cannot hedge");
   }
 
   /** Every instance's answers, by the X-User header of the requests it answered. */
@@ -436,6 +442,161 @@ class HttpClient5PathTest {
     assertThat(hedges("won")).isGreaterThanOrEqualTo(1.0);
     assertThat(hedges("sent")).isBetween(hedges("won"), 6.0);
     assertThat(slow.getRequestCount()).isLessThanOrEqualTo(6);
+  }
+
+  /**
+   * Boot's RestClient (the classic HttpClient) hedges as the properties say. The slow instance
+   * answers 2 s after a request unless the client closes the connection first; every call whose
+   * first copy goes there is answered by the hedge to the fast instance, 50 ms later, and the slow
+   * copy's connection is closed.
+   */
+  @RepeatedTest(3)
+  void bootsRestClient_hedgesAsThePropertiesSay_theHedgeToTheFastInstanceWins_theSlowCopysConnectionClosed()
+      throws Exception {
+    try (SlowInstance slow = new SlowInstance(2_000)) {
+      instances.ports.add(slow.port());
+      MockWebServer fast = instances.ok("fast");
+      listInstances();
+      run(App.class, "fairway.httpclient5.enabled=true", "fairway.services.orders.strategy=round-robin",
+          "fairway.services.orders.hedging=50ms", "fairway.services.orders.hedging.loser-hold=0s");
+      RestClient client = context.getBean(RestClient.Builder.class).build();
+
+      for (int i = 0; i < 8; i++) {
+        assertThat(get(client)).isEqualTo("fast");
+      }
+      // Round robin starts a call on the slow instance at least every other call unless a call that
+      // started on the fast one was hedged too (its answer took over 50 ms: a cold start), as hedges
+      // pick and shift the rotation; so at least one of eight calls started there and was won by its
+      // hedge. The fast instance answered each call once: as its first copy or as its hedge.
+      assertThat(fast.getRequestCount()).isEqualTo(8);
+      assertThat(hedges("won")).isGreaterThanOrEqualTo(1.0);
+      assertThat(hedges("sent")).isBetween(hedges("won"), 8.0);
+      assertThat(slow.requests()).isBetween(1, 8);
+      // Every copy sent to the slow instance lost and was stopped: its connection closed by the
+      // client before the 2 s answer, so the slow instance answered none.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (slow.closedByClient() < slow.requests() && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertThat(slow.closedByClient()).isEqualTo(slow.requests());
+      assertThat(slow.answered()).isZero();
+      // Losing is no failure (no instance ejected), and with loser-hold 0s every slot is free.
+      LoadBalancer balancer = context.getBean(FairwayHttpClient5Path.class).balancers().get("orders");
+      assertThat(balancer.status()).extracting(TargetStatus::state).containsOnly(TargetState.HEALTHY);
+      assertThat(balancer.status()).extracting(TargetStatus::inFlight).containsOnly(0);
+    }
+  }
+
+  /**
+   * A loopback HTTP/1.1 instance (TCP_NODELAY) that answers "slow" {@code delayMillis} after each
+   * request, unless the client closes the connection first, which it counts.
+   */
+  static final class SlowInstance implements AutoCloseable {
+    private final ServerSocket listener;
+    private final int delayMillis;
+    private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "slow-instance");
+      t.setDaemon(true);
+      return t;
+    });
+    private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger requests = new AtomicInteger();
+    private final AtomicInteger answered = new AtomicInteger();
+    private final AtomicInteger closedByClient = new AtomicInteger();
+    private volatile boolean closed;
+
+    SlowInstance(int delayMillis) throws IOException {
+      this.delayMillis = delayMillis;
+      this.listener = NoDelayServerSocketFactory.INSTANCE.createServerSocket(0, 50, InetAddress.getByName("127.0.0.1"));
+      threads.execute(this::accept);
+    }
+
+    int port() {
+      return listener.getLocalPort();
+    }
+
+    int requests() {
+      return requests.get();
+    }
+
+    int answered() {
+      return answered.get();
+    }
+
+    /** Requests whose connection the client closed (or reset) while they waited for their answer. */
+    int closedByClient() {
+      return closedByClient.get();
+    }
+
+    private void accept() {
+      while (!closed) {
+        try {
+          Socket socket = listener.accept();
+          open.add(socket);
+          threads.execute(() -> serve(socket));
+        } catch (IOException e) {
+          return; // closed
+        }
+      }
+    }
+
+    private void serve(Socket socket) {
+      try (socket) {
+        InputStream in = socket.getInputStream();
+        OutputStream out = socket.getOutputStream();
+        while (readHead(in)) { // GETs: no request body
+          requests.incrementAndGet();
+          socket.setSoTimeout(delayMillis);
+          try {
+            if (in.read() < 0) { // a client sends nothing more before the answer: it closed the connection
+              closedByClient.incrementAndGet();
+              return;
+            }
+            return; // unexpected bytes: not HTTP/1.1 without pipelining
+          } catch (SocketTimeoutException e) {
+            socket.setSoTimeout(0); // the delay passed with the connection open: answer
+          } catch (IOException e) {
+            if (!closed) {
+              closedByClient.incrementAndGet(); // a reset while the request waits is the client's close too
+            }
+            return;
+          }
+          out.write("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nslow".getBytes(StandardCharsets.US_ASCII));
+          out.flush();
+          answered.incrementAndGet();
+        }
+      } catch (IOException e) {
+        // a connection reset with no request waiting (a copy cancelled before it was sent): no request to count
+      } finally {
+        open.remove(socket);
+      }
+    }
+
+    /** Reads a request head; false at the end of the stream. */
+    private static boolean readHead(InputStream in) throws IOException {
+      int matched = 0;
+      for (;;) {
+        int b = in.read();
+        if (b < 0) {
+          return false;
+        }
+        matched = (b == '\r' && (matched == 0 || matched == 2)) || (b == '\n' && (matched == 1 || matched == 3))
+            ? matched + 1 : 0;
+        if (matched == 4) {
+          return true;
+        }
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      closed = true;
+      listener.close();
+      for (Socket socket : open) {
+        socket.close();
+      }
+      threads.shutdownNow();
+    }
   }
 
   @Test

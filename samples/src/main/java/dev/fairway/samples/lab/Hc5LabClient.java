@@ -1,21 +1,16 @@
 package dev.fairway.samples.lab;
 
+import dev.fairway.lb.HedgingPolicy;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.hc5.AffinityKey;
 import dev.fairway.lb.hc5.FairwayHttpClient5;
-import java.io.IOException;
-import java.util.concurrent.atomic.LongAdder;
-import org.apache.hc.client5.http.classic.ExecChain;
-import org.apache.hc.client5.http.classic.ExecChainHandler;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.config.ConnectionConfig;
 import org.apache.hc.client5.http.config.RequestConfig;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.classic.HttpClients;
 import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
-import org.apache.hc.core5.http.ClassicHttpRequest;
-import org.apache.hc.core5.http.ClassicHttpResponse;
-import org.apache.hc.core5.http.HttpException;
 import org.apache.hc.core5.http.Header;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.io.CloseMode;
@@ -29,35 +24,39 @@ import org.apache.hc.core5.util.Timeout;
  * never waits for a lease; connect timeout 2 s and socket and response timeouts 60 s, as OkHttp's
  * connect and read timeouts.
  *
- * <p>The adapter counts only load reports: an {@link AttemptCounter}, an exec chain element just
- * after Fairway's, sees each attempt of a call (the classic chain runs them all on the caller's
- * thread), and so counts the retries.
+ * <p>With {@code --hedge}, the adapter hedges as the OkHttp interceptor does (the first copy on the
+ * user's thread, the hedge from the adapter's shared hedge pool). Retries and hedges are read from
+ * the adapter's meters in the balancer's registry ({@code fairway.retries}, {@code
+ * fairway.hedges{result=sent}}), as for OkHttp.
  */
 final class Hc5LabClient implements LabClient {
-  /** The lab's element's name in HttpClient's exec chain. */
-  static final String ATTEMPTS_EXEC_NAME = "lab-attempts";
   private static final Timeout CONNECT_TIMEOUT = Timeout.ofSeconds(2);
   private static final Timeout READ_TIMEOUT = Timeout.ofSeconds(60);
   private static final String WORK = "http://" + ScenarioRun.SERVICE + "/work";
 
   private final LoadBalancer balancer;
-  private final AttemptCounter attempts = new AttemptCounter();
+  private final MeterRegistry registry;
   private final CloseableHttpClient client;
 
   /**
    * With {@code keyed} (the key strategies), each call's user header is its affinity key, as the
-   * OkHttp client's interceptor reads it.
+   * OkHttp client's interceptor reads it; with {@code hedging} (null: none), calls are hedged by
+   * that policy. {@code registry} is the balancer's.
    */
-  Hc5LabClient(LoadBalancer balancer, int users, int maxAttempts, boolean keyed) {
+  Hc5LabClient(LoadBalancer balancer, MeterRegistry registry, int users, int maxAttempts, boolean keyed,
+      HedgingPolicy hedging) {
     this.balancer = balancer;
+    this.registry = registry;
     FairwayHttpClient5.Builder builder =
         FairwayHttpClient5.builder().service(ScenarioRun.SERVICE, balancer).maxAttempts(maxAttempts);
     if (keyed) {
       builder.affinityKey(AffinityKey.header(ScenarioRun.USER_HEADER));
     }
+    if (hedging != null) {
+      builder.hedging(hedging);
+    }
     FairwayHttpClient5 fairway = builder.build();
     this.client = fairway.customize(HttpClients.custom())
-        .addExecInterceptorAfter(FairwayHttpClient5.EXEC_NAME, ATTEMPTS_EXEC_NAME, attempts)
         .setConnectionManager(PoolingHttpClientConnectionManagerBuilder.create()
             .setMaxConnTotal(users + 64)
             .setMaxConnPerRoute(users + 64)
@@ -71,7 +70,6 @@ final class Hc5LabClient implements LabClient {
   @Override
   public Call caller(String user) {
     return () -> {
-      attempts.startCall();
       HttpGet get = new HttpGet(WORK); // a request is mutable: one per call
       get.setHeader(ScenarioRun.USER_HEADER, user);
       return client.execute(get, response -> {
@@ -87,40 +85,21 @@ final class Hc5LabClient implements LabClient {
     return ScenarioRun.inFlight(balancer, port);
   }
 
+  /** The adapter's {@code fairway.retries} counter. */
   @Override
   public long retries() {
-    return attempts.retries.sum();
+    return ScenarioRun.retriesCounted(registry);
   }
 
-  /** The classic chain cannot hedge (lb-apache-httpclient5's README). */
+  /** The adapter's {@code fairway.hedges{result=sent}} counter. */
   @Override
   public long hedgesSent() {
-    return 0;
+    return ScenarioRun.hedgesCounted(registry);
   }
 
   @Override
   public void close() {
     client.close(CloseMode.IMMEDIATE);
     balancer.close();
-  }
-
-  /** Counts each attempt that Fairway's element sends down the chain; passes it on unchanged. */
-  static final class AttemptCounter implements ExecChainHandler {
-    /** Attempts the current thread's call has made so far (the calls of one user run on its thread). */
-    private static final ThreadLocal<int[]> ATTEMPTS = ThreadLocal.withInitial(() -> new int[1]);
-    final LongAdder retries = new LongAdder();
-
-    void startCall() {
-      ATTEMPTS.get()[0] = 0;
-    }
-
-    @Override
-    public ClassicHttpResponse execute(ClassicHttpRequest request, ExecChain.Scope scope, ExecChain chain)
-        throws IOException, HttpException {
-      if (ATTEMPTS.get()[0]++ > 0) {
-        retries.increment();
-      }
-      return chain.proceed(request, scope);
-    }
   }
 }

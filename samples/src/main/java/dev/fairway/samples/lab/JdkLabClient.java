@@ -1,28 +1,19 @@
 package dev.fairway.samples.lab;
 
+import dev.fairway.lb.HedgingPolicy;
 import dev.fairway.lb.LoadBalancer;
 import dev.fairway.lb.jdk.AffinityKey;
 import dev.fairway.lb.jdk.FairwayHttpClient;
-import java.io.IOException;
-import java.net.Authenticator;
-import java.net.CookieHandler;
-import java.net.ProxySelector;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.net.http.HttpResponse.BodyHandler;
-import java.net.http.HttpResponse.PushPromiseHandler;
 import java.time.Duration;
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLParameters;
 
 /**
  * {@code --client jdk}: the JDK's {@link HttpClient} behind Fairway's {@link FairwayHttpClient}, over
@@ -31,9 +22,10 @@ import javax.net.ssl.SSLParameters;
  * of this class's, which grows with the calls (as the default one does) and is shut down at {@link
  * #close}; so the client is never what limits the users.
  *
- * <p>The adapter has no meters of its own: an {@link AttemptCounter}, the delegate that {@code
- * FairwayHttpClient} sends each attempt through, counts the attempts of each user's call (the
- * synchronous {@code send} makes them all on the caller's thread) and so the retries.
+ * <p>With {@code --hedge}, the adapter hedges as the OkHttp interceptor does ({@code send} runs a
+ * hedged call's race on the JDK's async path and waits). Retries and hedges are read from the
+ * adapter's meters in the balancer's registry ({@code fairway.retries}, {@code
+ * fairway.hedges{result=sent}}), as for OkHttp: they count the attempts on either path.
  */
 final class JdkLabClient implements LabClient {
   /** The request's own timeout: the JDK client's only read timeout (OkHttp's is 60 s too). */
@@ -42,16 +34,18 @@ final class JdkLabClient implements LabClient {
   private static final AtomicInteger CLIENTS = new AtomicInteger();
 
   private final LoadBalancer balancer;
+  private final MeterRegistry registry;
   private final ExecutorService executor;
-  private final AttemptCounter attempts;
   private final FairwayHttpClient client;
 
   /**
    * With {@code keyed} (the key strategies), each call's user header is its affinity key, as the
-   * OkHttp client's interceptor reads it.
+   * OkHttp client's interceptor reads it; with {@code hedging} (null: none), calls are hedged by
+   * that policy. {@code registry} is the balancer's.
    */
-  JdkLabClient(LoadBalancer balancer, int maxAttempts, boolean keyed) {
+  JdkLabClient(LoadBalancer balancer, MeterRegistry registry, int maxAttempts, boolean keyed, HedgingPolicy hedging) {
     this.balancer = balancer;
+    this.registry = registry;
     int id = CLIENTS.incrementAndGet();
     AtomicInteger threads = new AtomicInteger();
     this.executor = Executors.newCachedThreadPool(r -> {
@@ -66,11 +60,13 @@ final class JdkLabClient implements LabClient {
         .connectTimeout(Duration.ofSeconds(2))
         .executor(executor)
         .build();
-    this.attempts = new AttemptCounter(jdk);
     FairwayHttpClient.Builder builder =
-        FairwayHttpClient.builder(attempts).service(ScenarioRun.SERVICE, balancer).maxAttempts(maxAttempts);
+        FairwayHttpClient.builder(jdk).service(ScenarioRun.SERVICE, balancer).maxAttempts(maxAttempts);
     if (keyed) {
       builder.affinityKey(AffinityKey.header(ScenarioRun.USER_HEADER));
+    }
+    if (hedging != null) {
+      builder.hedging(hedging);
     }
     this.client = builder.build();
   }
@@ -80,7 +76,6 @@ final class JdkLabClient implements LabClient {
     HttpRequest request =
         HttpRequest.newBuilder(WORK).header(ScenarioRun.USER_HEADER, user).timeout(REQUEST_TIMEOUT).GET().build();
     return () -> {
-      attempts.startCall();
       HttpResponse<byte[]> r;
       try {
         r = client.send(request, HttpResponse.BodyHandlers.ofByteArray());
@@ -97,15 +92,16 @@ final class JdkLabClient implements LabClient {
     return ScenarioRun.inFlight(balancer, port);
   }
 
+  /** The adapter's {@code fairway.retries} counter. */
   @Override
   public long retries() {
-    return attempts.retries.sum();
+    return ScenarioRun.retriesCounted(registry);
   }
 
-  /** The JDK adapter does not hedge. */
+  /** The adapter's {@code fairway.hedges{result=sent}} counter. */
   @Override
   public long hedgesSent() {
-    return 0;
+    return ScenarioRun.hedgesCounted(registry);
   }
 
   /**
@@ -122,94 +118,5 @@ final class JdkLabClient implements LabClient {
       Thread.currentThread().interrupt();
     }
     balancer.close();
-  }
-
-  /**
-   * The JDK client under {@code FairwayHttpClient}, counting what goes through it: every attempt of
-   * a call is one {@code send} here. Everything else is the wrapped client's.
-   */
-  static final class AttemptCounter extends HttpClient {
-    /** Attempts the current thread's call has made so far (the calls of one user run on its thread). */
-    private static final ThreadLocal<int[]> ATTEMPTS = ThreadLocal.withInitial(() -> new int[1]);
-    final LongAdder retries = new LongAdder();
-    private final HttpClient delegate;
-
-    AttemptCounter(HttpClient delegate) {
-      this.delegate = delegate;
-    }
-
-    void startCall() {
-      ATTEMPTS.get()[0] = 0;
-    }
-
-    private void attempt() {
-      if (ATTEMPTS.get()[0]++ > 0) {
-        retries.increment();
-      }
-    }
-
-    @Override
-    public <T> HttpResponse<T> send(HttpRequest request, BodyHandler<T> handler) throws IOException, InterruptedException {
-      attempt();
-      return delegate.send(request, handler);
-    }
-
-    /** Not used by the lab's users (they send synchronously); passed through uncounted. */
-    @Override
-    public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler) {
-      return delegate.sendAsync(request, handler);
-    }
-
-    /** Not used by the lab's users (they send synchronously); passed through uncounted. */
-    @Override
-    public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler,
-        PushPromiseHandler<T> pushPromiseHandler) {
-      return delegate.sendAsync(request, handler, pushPromiseHandler);
-    }
-
-    @Override
-    public Optional<CookieHandler> cookieHandler() {
-      return delegate.cookieHandler();
-    }
-
-    @Override
-    public Optional<Duration> connectTimeout() {
-      return delegate.connectTimeout();
-    }
-
-    @Override
-    public Redirect followRedirects() {
-      return delegate.followRedirects();
-    }
-
-    @Override
-    public Optional<ProxySelector> proxy() {
-      return delegate.proxy();
-    }
-
-    @Override
-    public SSLContext sslContext() {
-      return delegate.sslContext();
-    }
-
-    @Override
-    public SSLParameters sslParameters() {
-      return delegate.sslParameters();
-    }
-
-    @Override
-    public Optional<Authenticator> authenticator() {
-      return delegate.authenticator();
-    }
-
-    @Override
-    public Version version() {
-      return delegate.version();
-    }
-
-    @Override
-    public Optional<java.util.concurrent.Executor> executor() {
-      return delegate.executor();
-    }
   }
 }

@@ -27,7 +27,7 @@ interface LabClient extends AutoCloseable {
   /** Retries this client has sent since it was built: attempts after a call's first. */
   long retries();
 
-  /** Hedges this client has sent since it was built (0 where the client cannot hedge). */
+  /** Hedges this client has sent since it was built (0 for Spring Cloud LoadBalancer, which does not hedge). */
   long hedgesSent();
 
   /** Closes every thread, connection and balancer the client holds. Never throws. */

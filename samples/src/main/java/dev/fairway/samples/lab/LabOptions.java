@@ -205,7 +205,7 @@ public final class LabOptions {
     return maxAttempts;
   }
 
-  /** The interceptor's hedging policy, or null for none. */
+  /** The Fairway clients' hedging policy (okhttp, jdk and hc5), or null for none. */
   public HedgingPolicy hedging() {
     return hedging;
   }
@@ -505,14 +505,10 @@ public final class LabOptions {
     }
 
     /**
-     * What the JDK client and HttpClient 5 cannot run: hedging (only the OkHttp interceptor hedges),
-     * and the scenarios whose clients are OkHttp's own.
+     * What the JDK client and HttpClient 5 cannot run: the scenarios whose clients are OkHttp's own.
+     * Both hedge as the OkHttp interceptor does (--hedge).
      */
     private void checkPlainClient(LabClient.Kind kind) {
-      if (hedging != null) {
-        throw new UsageException("--hedge: \"" + hedge + "\" (expected: off with --client " + kind.id()
-            + ": only the OkHttp interceptor hedges)");
-      }
       for (Scenario okHttpOnly : List.of(Scenario.ZONES, Scenario.SUBSET, Scenario.ROLLING, Scenario.KUBERNETES)) {
         if (scenarios.contains(okHttpOnly)) {
           throw new UsageException("--scenario: \"" + okHttpOnly.id() + "\" (expected: with --client okhttp only: "

@@ -1,7 +1,6 @@
 package dev.fairway.samples.lab;
 
 import dev.fairway.lb.LoadBalancer;
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -44,21 +43,13 @@ final class OkHttpLabClient implements LabClient {
   /** The interceptor's {@code fairway.retries} counter. */
   @Override
   public long retries() {
-    double sum = 0;
-    for (Counter c : registry.find("fairway.retries").counters()) {
-      sum += c.count();
-    }
-    return Math.round(sum);
+    return ScenarioRun.retriesCounted(registry);
   }
 
   /** The interceptor's {@code fairway.hedges{result=sent}} counter. */
   @Override
   public long hedgesSent() {
-    double sum = 0;
-    for (Counter c : registry.find("fairway.hedges").tag("result", "sent").counters()) {
-      sum += c.count();
-    }
-    return Math.round(sum);
+    return ScenarioRun.hedgesCounted(registry);
   }
 
   @Override

@@ -12,6 +12,7 @@ import dev.fairway.lb.okhttp.LoadBalancingInterceptor;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.SlidingWindowType;
 import io.github.resilience4j.core.IntervalFunction;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
@@ -246,8 +247,9 @@ final class ScenarioRun {
     try {
       return switch (options.client()) {
         case OKHTTP -> new OkHttpLabClient(balancer, newClient(usersPerClient, balancer), registry);
-        case JDK -> new JdkLabClient(balancer, options.maxAttempts(), usesKeys(strategy));
-        case HC5 -> new Hc5LabClient(balancer, usersPerClient, options.maxAttempts(), usesKeys(strategy));
+        case JDK -> new JdkLabClient(balancer, registry, options.maxAttempts(), usesKeys(strategy), options.hedging());
+        case HC5 -> new Hc5LabClient(balancer, registry, usersPerClient, options.maxAttempts(), usesKeys(strategy),
+            options.hedging());
         case SPRING -> throw new IllegalStateException("Spring clients start through SpringLabClient.startAll");
       };
     } catch (RuntimeException e) {
@@ -435,7 +437,28 @@ final class ScenarioRun {
     }
   }
 
-  /** Hedges the interceptors sent ({@code fairway.hedges{result=sent}}), over every client. */
+  /**
+   * A Fairway client's retries, from its balancer's registry: {@code fairway.retries}, which
+   * lb-okhttp, lb-jdk-httpclient and lb-apache-httpclient5 record alike (lb-core's call meters).
+   */
+  static long retriesCounted(MeterRegistry registry) {
+    double sum = 0;
+    for (Counter c : registry.find("fairway.retries").counters()) {
+      sum += c.count();
+    }
+    return Math.round(sum);
+  }
+
+  /** A Fairway client's hedges, from its balancer's registry: {@code fairway.hedges{result=sent}}. */
+  static long hedgesCounted(MeterRegistry registry) {
+    double sum = 0;
+    for (Counter c : registry.find("fairway.hedges").tag("result", "sent").counters()) {
+      sum += c.count();
+    }
+    return Math.round(sum);
+  }
+
+  /** Hedges the clients sent ({@code fairway.hedges{result=sent}}), over every client. */
   private static long hedgesSent(LabClient[] clients) {
     long sum = 0;
     for (LabClient client : clients) {

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.fairway.lb.HedgingPolicy;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -45,13 +47,18 @@ class ClientKindsOptionsTest {
   }
 
   @Test
-  void hedge_isRefusedWithJdkAndHc5() {
-    assertThatThrownBy(() -> LabOptions.parse("--client", "jdk", "--hedge", "p95"))
-        .isInstanceOf(LabOptions.UsageException.class)
-        .hasMessage("--hedge: \"p95\" (expected: off with --client jdk: only the OkHttp interceptor hedges)");
-    assertThatThrownBy(() -> LabOptions.parse("--client", "okhttp,hc5", "--hedge", "20ms"))
-        .hasMessage("--hedge: \"20ms\" (expected: off with --client hc5: only the OkHttp interceptor hedges)");
+  void hedge_isTakenByJdkAndHc5_asByOkHttp() {
+    LabOptions jdk = LabOptions.parse("--client", "jdk", "--hedge", "p95");
+    assertThat(jdk.hedging()).isEqualTo(HedgingPolicy.percentile(95.0));
+    assertThat(jdk.toString()).endsWith(", hedging p95, client jdk");
+    LabOptions both = LabOptions.parse("--client", "okhttp,hc5", "--hedge", "20ms");
+    assertThat(both.forClient(LabClient.Kind.HC5).hedging()).isEqualTo(HedgingPolicy.fixedDelay(Duration.ofMillis(20)));
+    assertThat(both.forClient(LabClient.Kind.OKHTTP).hedging()).isEqualTo(HedgingPolicy.fixedDelay(Duration.ofMillis(20)));
     assertThat(LabOptions.parse("--client", "jdk", "--hedge", "off").hedging()).isNull();
+    // Spring Cloud LoadBalancer still has no hedging.
+    assertThatThrownBy(() -> LabOptions.parse("--client", "spring", "--hedge", "p95"))
+        .isInstanceOf(LabOptions.UsageException.class)
+        .hasMessage("--hedge: \"p95\" (expected: off with --client spring: Spring Cloud LoadBalancer does not hedge)");
   }
 
   @Test
