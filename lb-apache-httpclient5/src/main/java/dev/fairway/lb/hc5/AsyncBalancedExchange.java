@@ -163,9 +163,10 @@ final class AsyncBalancedExchange {
     Attempt attempt = new Attempt(pick, route, cancelled);
     AttemptCallback callback = new AttemptCallback(attempt);
     try {
-      HttpRequest copy = BasicRequestBuilder.copy(request).setAuthority(ServiceRoute.authorityOf(pick.target())).build();
+      TargetRoutes.Entry to = route.targets.of(pick.target());
+      HttpRequest copy = BasicRequestBuilder.copy(request).setAuthority(to.authority).build();
       AsyncExecChain.Scope attemptScope = new AsyncExecChain.Scope(scope.exchangeId,
-          route.routeTo(scope.route, pick.target()), scope.originalRequest,
+          to.route(scope.route), scope.originalRequest,
           new AttemptCancellation(scope.cancellableDependency), scope.clientContext, scope.execRuntime,
           scope.scheduler, scope.execCount);
       chain.proceed(copy, entityProducer, attemptScope, callback);

@@ -22,13 +22,13 @@ import org.apache.hc.client5.http.classic.ExecChain;
 import org.apache.hc.client5.http.impl.classic.RequestFailedException;
 import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.ClassicHttpResponse;
+import org.apache.hc.core5.http.ConnectionClosedException;
 import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
 import org.apache.hc.core5.http.Header;
 import org.apache.hc.core5.http.HttpEntity;
 import org.apache.hc.core5.http.HttpException;
-import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.http.io.entity.HttpEntityWrapper;
-import org.apache.hc.core5.http.io.support.ClassicRequestBuilder;
+import org.apache.hc.core5.net.URIAuthority;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -39,19 +39,31 @@ import org.jspecify.annotations.Nullable;
  * passive health has heard of attempt N when attempt N+1 chooses. Used by one thread, once.
  *
  * <p>Every attempt passes a new {@link ExecChain.Scope} down the chain: the same exchange id,
- * runtime and context, and the picked target's route, which {@code CONNECT} opens. The runtime is
- * shared, as HttpClient's own retry and redirect elements share it: an attempt that failed has
- * discarded its connection, and a retried response is closed (releasing its connection) before the
- * next attempt leases one for its own route.
+ * runtime and context, and the picked target's route (made once per target and planned route by
+ * {@link TargetRoutes}), which {@code CONNECT} opens. The runtime is shared, as HttpClient's own
+ * retry and redirect elements share it: an attempt that failed has discarded its connection, and a
+ * retried response is closed (releasing its connection) before the next attempt leases one for its
+ * own route.
+ *
+ * <p>The request is not copied per attempt. HttpClient hands this element a copy of the caller's
+ * request that only this exchange holds ({@code InternalHttpClient} copies it before the chain),
+ * so an attempt sends that request aimed at its target: its authority set to the target's (so
+ * {@code Host} names it). The elements below add headers to what they get, and may wrap the
+ * entity; a further attempt first puts the headers and entity back as they came. When the exchange
+ * ends, the request's own authority is restored, because {@code REDIRECT} above resolves a
+ * relative location against the request it passed down: against the logical host, so a redirect
+ * is balanced anew.
  */
-final class BalancedExchange {
+final class BalancedExchange implements BooleanSupplier {
   private final ClassicHttpRequest request;
   private final ExecChain.Scope scope;
   private final ExecChain chain;
   private final ServiceRoute route;
   private final BalancingExecHandler handler;
   private final boolean resendable;
-  private final BooleanSupplier aborted; // the runtime's isExecutionAborted, made once for every attempt
+  private final @Nullable URIAuthority logicalAuthority; // the request's own, restored when the exchange ends
+  private final Header[] headers; // the request's headers as they came, put back before a further attempt
+  private final @Nullable HttpEntity requestEntity; // the request's entity as it came, put back likewise
   private final @Nullable String affinityKey; // the request's, read once: every pick of this exchange uses it
 
   private @Nullable Set<Target> tried; // allocated on the first retry only
@@ -69,11 +81,12 @@ final class BalancedExchange {
     this.chain = chain;
     this.route = route;
     this.handler = handler;
-    this.aborted = scope.execRuntime::isExecutionAborted;
+    this.logicalAuthority = request.getAuthority();
+    this.headers = request.getHeaders();
     this.affinityKey = handler.affinityKeyOf(request);
-    HttpEntity entity = request.getEntity();
+    this.requestEntity = request.getEntity();
     // HttpClient requests carry no idempotency mark: the method decides.
-    this.resendable = RetryRule.isResendable(request.getMethod(), null, entity == null || entity.isRepeatable());
+    this.resendable = RetryRule.isResendable(request.getMethod(), null, requestEntity == null || requestEntity.isRepeatable());
   }
 
   ClassicHttpResponse proceed() throws IOException {
@@ -93,14 +106,21 @@ final class BalancedExchange {
         if (pick == null) {
           return giveUp();
         }
-        ClassicHttpResponse response = attempt(new Attempt(pick, route, aborted));
+        ClassicHttpResponse response = attempt(new Attempt(pick, route, this));
         if (response != null) {
           return response;
         }
       }
     } finally {
       closePrevious(); // set here only if the caller does not get it: a later step threw
+      request.setAuthority(logicalAuthority); // for REDIRECT above, which resolves a location against it
     }
+  }
+
+  /** The caller aborted the request ({@code cancel()}); one object less per exchange than a method reference. */
+  @Override
+  public boolean getAsBoolean() {
+    return scope.execRuntime.isExecutionAborted();
   }
 
   /** The next attempt's pick, or null when no further attempt may be made. */
@@ -150,7 +170,8 @@ final class BalancedExchange {
     closePrevious(); // its attempt is complete; its connection goes back before this attempt leases one
     ClassicHttpResponse response;
     try {
-      response = chain.proceed(rewrite(attempt.target()), scopeFor(attempt.target()));
+      TargetRoutes.Entry to = route.targets.of(attempt.target());
+      response = chain.proceed(aimAt(to), scopeFor(to));
       attempt.responded(response.getCode(), headerValue(response, LoadReportHeader.NAME));
       if (resendable && attempts < handler.retries.maxAttempts()) {
         readSmallEntity(response);
@@ -187,7 +208,7 @@ final class BalancedExchange {
    * a failure of its target.
    */
   private void stopIfCallerGone(@Nullable Attempt attempt, @Nullable IOException failure) throws IOException {
-    boolean abortedNow = aborted.getAsBoolean();
+    boolean abortedNow = getAsBoolean();
     boolean interrupted = Thread.currentThread().isInterrupted() || Failures.isInterruption(failure);
     if (!abortedNow && !interrupted) {
       return;
@@ -277,18 +298,25 @@ final class BalancedExchange {
     return set;
   }
 
-  /** The scope of an attempt on {@code target}: this exchange's, with the target's route. */
-  private ExecChain.Scope scopeFor(Target target) throws ConnectException {
-    return new ExecChain.Scope(scope.exchangeId, route.routeTo(scope.route, target), scope.originalRequest,
+  /** The scope of an attempt on {@code to}'s target: this exchange's, with the target's route. */
+  private ExecChain.Scope scopeFor(TargetRoutes.Entry to) throws ConnectException {
+    return new ExecChain.Scope(scope.exchangeId, to.route(scope.route), scope.originalRequest,
         scope.execRuntime, scope.clientContext);
   }
 
   /**
-   * A fresh copy of the request for this attempt, with the target's authority (so the {@code Host}
-   * header names the target). A copy each time: the elements below add headers to what they get.
+   * The request aimed at {@code to}'s target: its authority the target's (so the {@code Host}
+   * header names the target). After the first attempt, its headers and entity are first put back
+   * as they came: the elements below added theirs (a {@code Host} naming the previous target among
+   * them) and may have wrapped the entity.
    */
-  private ClassicHttpRequest rewrite(Target target) {
-    return ClassicRequestBuilder.copy(request).setAuthority(ServiceRoute.authorityOf(target)).build();
+  private ClassicHttpRequest aimAt(TargetRoutes.Entry to) {
+    if (attempts > 1) {
+      request.setHeaders(headers);
+      request.setEntity(requestEntity);
+    }
+    request.setAuthority(to.authority);
+    return request;
   }
 
   private static @Nullable String headerValue(ClassicHttpResponse response, String name) {
@@ -308,12 +336,18 @@ final class BalancedExchange {
     }
     long length = entity.getContentLength();
     if (length > 0 && length <= handler.bufferBodiesUpTo) {
-      try {
-        response.setEntity(new ReadEntity(entity, EntityUtils.toByteArray(entity)));
+      byte[] content = new byte[(int) length]; // the declared length: no growing buffer, no copy
+      try (InputStream in = entity.getContent()) {
+        int read = in.readNBytes(content, 0, content.length);
+        if (read < content.length) { // HttpClient's own stream throws this first; a stream that just ends cannot
+          throw new ConnectionClosedException(
+              "Premature end of Content-Length delimited message body (expected: %d; received: %d)", length, read);
+        }
       } catch (IOException | RuntimeException e) {
         response.close();
         throw e;
       }
+      response.setEntity(new ReadEntity(entity, content));
     }
   }
 
