@@ -31,7 +31,9 @@
        {@code ServiceHedging} making every hedging decision).
  *   <li>The classic client's hedging: {@code ClassicHedgeRace} (the same race over the classic
  *       chain: each copy on a runtime forked with its own cancellation, the first on the caller's
- *       thread, the hedge on a hedge pool thread; the exchange gets the winner's outcome).
+ *       thread, sending the exchange's request aimed in place, the hedge on a hedge pool thread,
+ *       sending a request of its own built from the request as it came; the exchange gets the
+ *       winner's outcome).
  *   <li>{@code BalancedRetryStrategy}: HttpClient's own retry strategy, told to leave balanced
  *       exchanges to Fairway.
  * </ul>
