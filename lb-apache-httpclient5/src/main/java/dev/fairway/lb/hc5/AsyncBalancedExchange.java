@@ -211,9 +211,10 @@ final class AsyncBalancedExchange {
   void proceed(Attempt attempt, CancellableDependency cancellation, HttpClientContext context,
       AsyncExecRuntime runtime, AsyncExecCallback callback) {
     try {
-      HttpRequest copy = BasicRequestBuilder.copy(request).setAuthority(ServiceRoute.authorityOf(attempt.target())).build();
+      TargetRoutes.Entry to = route.targets.of(attempt.target());
+      HttpRequest copy = BasicRequestBuilder.copy(request).setAuthority(to.authority).build();
       AsyncExecChain.Scope attemptScope = new AsyncExecChain.Scope(scope.exchangeId,
-          route.routeTo(scope.route, attempt.target()), scope.originalRequest, cancellation, context, runtime,
+          to.route(scope.route), scope.originalRequest, cancellation, context, runtime,
           scope.scheduler, scope.execCount);
       chain.proceed(copy, entityProducer, attemptScope, callback);
     } catch (IOException | HttpException | RuntimeException e) {

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
+import java.net.ConnectException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -24,13 +25,15 @@ import org.apache.hc.client5.http.impl.classic.RequestFailedException;
 import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.ClassicHttpResponse;
+import org.apache.hc.core5.http.ConnectionClosedException;
 import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
 import org.apache.hc.core5.http.Header;
 import org.apache.hc.core5.http.HttpEntity;
 import org.apache.hc.core5.http.HttpException;
-import org.apache.hc.core5.http.io.entity.EntityUtils;
+import org.apache.hc.core5.http.ProtocolVersion;
 import org.apache.hc.core5.http.io.entity.HttpEntityWrapper;
-import org.apache.hc.core5.http.io.support.ClassicRequestBuilder;
+import org.apache.hc.core5.http.message.BasicClassicHttpRequest;
+import org.apache.hc.core5.net.URIAuthority;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -41,28 +44,51 @@ import org.jspecify.annotations.Nullable;
  * passive health has heard of attempt N when attempt N+1 chooses. Used by one thread, once.
  *
  * <p>Every attempt passes a new {@link ExecChain.Scope} down the chain: the same exchange id,
- * runtime and context, and the picked target's route, which {@code CONNECT} opens. The runtime is
- * shared, as HttpClient's own retry and redirect elements share it: an attempt that failed has
- * discarded its connection, and a retried response is closed (releasing its connection) before the
- * next attempt leases one for its own route.
+ * runtime and context, and the picked target's route (made once per target and planned route by
+ * {@link TargetRoutes}), which {@code CONNECT} opens. The runtime is shared, as HttpClient's own
+ * retry and redirect elements share it: an attempt that failed has discarded its connection, and a
+ * retried response is closed (releasing its connection) before the next attempt leases one for its
+ * own route.
+ *
+ * <p>The request is not copied per attempt. HttpClient hands this element a copy of the caller's
+ * request that only this exchange holds ({@code InternalHttpClient} copies it before the chain),
+ * so an attempt sends that request aimed at its target: its authority set to the target's (so
+ * {@code Host} names it). The elements below add headers to what they get, and may wrap the
+ * entity; a further attempt first puts the headers and entity back as they came. When the exchange
+ * ends, the request's own authority is restored, because {@code REDIRECT} above resolves a
+ * relative location against the request it passed down: against the logical host, so a redirect
+ * is balanced anew.
  *
  * <p>A hedgeable request's first attempt on a service that hedges runs as a {@link
  * ClassicHedgeRace} instead (when a delay is known): each copy on a runtime forked from this
  * exchange's, the first on this (the caller's) thread; the race hands back the outcome of one copy,
  * which this loop then treats as any attempt's. Both copies' targets count as tried. Retries after
- * the race use the exchange's runtime, unused during the race.
+ * the race use the exchange's runtime, unused during the race. The two copies are in flight at
+ * once, so they never share a request: the first is the exchange's own request aimed in place, as
+ * any attempt that runs alone; the hedge gets a request of its own, built from the request as it
+ * came (its method, scheme, path, version, headers and entity, saved when the exchange began: never
+ * what the first copy's chain made of it) with the hedge target's authority ({@link #sendCopy}).
  */
-final class BalancedExchange {
+final class BalancedExchange implements BooleanSupplier {
   private final ClassicHttpRequest request;
   private final ExecChain.Scope scope;
   private final ExecChain chain;
   private final ServiceRoute route;
   private final BalancingExecHandler handler;
   private final boolean resendable;
-  private final BooleanSupplier aborted; // the runtime's isExecutionAborted, made once for every attempt
+  private final @Nullable URIAuthority logicalAuthority; // the request's own, restored when the exchange ends
+  // The request as it came, saved before any attempt: a further attempt puts headers and entity back,
+  // and a hedge builds its own request from all of it (the request itself may be down the chain then).
+  private final String method;
+  private final @Nullable String scheme;
+  private final @Nullable String path;
+  private final @Nullable ProtocolVersion version;
+  private final Header[] headers; // a copy (getHeaders makes one); Header objects are immutable
+  private final @Nullable HttpEntity requestEntity;
   private final @Nullable String affinityKey; // the request's, read once: every pick of this exchange uses it
   private final boolean hedgeable; // the service hedges, and this request may have a second copy in flight
   private boolean learning; // an unraced hedgeable first attempt: a usable response's time teaches the delay
+  private boolean aimed; // the request went down the chain once already (caller's thread only)
 
   private @Nullable Set<Target> tried; // allocated on the first retry only
   private @Nullable ClassicHttpResponse previous; // a retryable-status response, returned if no further attempt is made
@@ -79,12 +105,17 @@ final class BalancedExchange {
     this.chain = chain;
     this.route = route;
     this.handler = handler;
-    this.aborted = scope.execRuntime::isExecutionAborted;
+    this.logicalAuthority = request.getAuthority();
+    this.method = request.getMethod();
+    this.scheme = request.getScheme();
+    this.path = request.getPath();
+    this.version = request.getVersion();
+    this.headers = request.getHeaders();
     this.affinityKey = handler.affinityKeyOf(request);
-    HttpEntity entity = request.getEntity();
+    this.requestEntity = request.getEntity();
     // HttpClient requests carry no idempotency mark: the method decides.
-    this.resendable = RetryRule.isResendable(request.getMethod(), null, entity == null || entity.isRepeatable());
-    this.hedgeable = route.hedging != null && isHedgeable(request.getMethod(), entity);
+    this.resendable = RetryRule.isResendable(method, null, requestEntity == null || requestEntity.isRepeatable());
+    this.hedgeable = route.hedging != null && isHedgeable(method, requestEntity);
   }
 
   /**
@@ -120,7 +151,15 @@ final class BalancedExchange {
       }
     } finally {
       closePrevious(); // set here only if the caller does not get it: a later step threw
+      // Every copy sent in place has ended by now (a race returns after its first copy's send did).
+      request.setAuthority(logicalAuthority); // for REDIRECT above, which resolves a location against it
     }
+  }
+
+  /** The caller aborted the request ({@code cancel()}); one object less per exchange than a method reference. */
+  @Override
+  public boolean getAsBoolean() {
+    return scope.execRuntime.isExecutionAborted();
   }
 
   /** The next attempt's pick, or null when no further attempt may be made. */
@@ -167,7 +206,7 @@ final class BalancedExchange {
   /** A new attempt of this exchange on {@code pick}'s target: counted now. */
   Attempt newAttempt(Pick pick) {
     attempts++;
-    return new Attempt(pick, route, aborted);
+    return new Attempt(pick, route, this);
   }
 
   /**
@@ -211,14 +250,26 @@ final class BalancedExchange {
   }
 
   /**
-   * Sends {@code attempt}'s copy of the request down the chain with {@code runtime} and {@code
-   * context}; blocks until its response headers come.
+   * Sends the exchange's own request, aimed at {@code attempt}'s target ({@link #aimAt}), down the
+   * chain with {@code runtime} and {@code context}; blocks until its response headers come. For an
+   * attempt that runs alone, or the first copy of a race: only ever on the caller's thread, one at
+   * a time.
    */
   ClassicHttpResponse send(Attempt attempt, ExecRuntime runtime, HttpClientContext context)
       throws IOException, HttpException {
-    ExecChain.Scope attemptScope = new ExecChain.Scope(scope.exchangeId,
-        route.routeTo(scope.route, attempt.target()), scope.originalRequest, runtime, context);
-    return chain.proceed(rewrite(attempt.target()), attemptScope);
+    TargetRoutes.Entry to = route.targets.of(attempt.target());
+    return chain.proceed(aimAt(to), scopeFor(to, runtime, context));
+  }
+
+  /**
+   * Sends a request of its own for {@code attempt} (a race's hedge, in flight beside the first copy,
+   * which holds the exchange's request): built from the request as it came, aimed at the hedge's
+   * target; blocks until its response headers come.
+   */
+  ClassicHttpResponse sendCopy(Attempt attempt, ExecRuntime runtime, HttpClientContext context)
+      throws IOException, HttpException {
+    TargetRoutes.Entry to = route.targets.of(attempt.target());
+    return chain.proceed(copyFor(to), scopeFor(to, runtime, context));
   }
 
   /**
@@ -276,7 +327,7 @@ final class BalancedExchange {
    * a failure of its target.
    */
   private void stopIfCallerGone(@Nullable Attempt attempt, @Nullable IOException failure) throws IOException {
-    boolean abortedNow = aborted.getAsBoolean();
+    boolean abortedNow = getAsBoolean();
     boolean interrupted = Thread.currentThread().isInterrupted() || Failures.isInterruption(failure);
     if (!abortedNow && !interrupted) {
       return;
@@ -330,7 +381,7 @@ final class BalancedExchange {
 
   /** True once the caller cancelled the request ({@code cancel()} on it). */
   boolean cancelled() {
-    return aborted.getAsBoolean();
+    return getAsBoolean();
   }
 
   /** Records {@code e}; returns null to retry, or throws it with the earlier failures suppressed. */
@@ -397,12 +448,39 @@ final class BalancedExchange {
     return set;
   }
 
+  /** The scope of an attempt on {@code to}'s target: this exchange's id, the target's route, the runtime and context given. */
+  private ExecChain.Scope scopeFor(TargetRoutes.Entry to, ExecRuntime runtime, HttpClientContext context)
+      throws ConnectException {
+    return new ExecChain.Scope(scope.exchangeId, to.route(scope.route), scope.originalRequest, runtime, context);
+  }
+
   /**
-   * A fresh copy of the request for this attempt, with the target's authority (so the {@code Host}
-   * header names the target). A copy each time: the elements below add headers to what they get.
+   * The exchange's request aimed at {@code to}'s target: its authority the target's (so the {@code
+   * Host} header names the target). If it went down the chain before, its headers and entity are
+   * first put back as they came: the elements below added theirs (a {@code Host} naming the
+   * previous target among them) and may have wrapped the entity.
    */
-  private ClassicHttpRequest rewrite(Target target) {
-    return ClassicRequestBuilder.copy(request).setAuthority(ServiceRoute.authorityOf(target)).build();
+  private ClassicHttpRequest aimAt(TargetRoutes.Entry to) {
+    if (aimed) {
+      request.setHeaders(headers);
+      request.setEntity(requestEntity);
+    }
+    aimed = true;
+    request.setAuthority(to.authority);
+    return request;
+  }
+
+  /**
+   * A new request for {@code to}'s target, from the request as it came (saved when the exchange
+   * began): never the exchange's request, which the first copy of a race has down the chain at the
+   * same time, with the headers its chain added.
+   */
+  private ClassicHttpRequest copyFor(TargetRoutes.Entry to) {
+    BasicClassicHttpRequest copy = new BasicClassicHttpRequest(method, scheme, to.authority, path);
+    copy.setVersion(version);
+    copy.setHeaders(headers); // copied into the new request's own list
+    copy.setEntity(requestEntity); // null: a hedged request has none
+    return copy;
   }
 
   private static @Nullable String headerValue(ClassicHttpResponse response, String name) {
@@ -422,12 +500,18 @@ final class BalancedExchange {
     }
     long length = entity.getContentLength();
     if (length > 0 && length <= handler.bufferBodiesUpTo) {
-      try {
-        response.setEntity(new ReadEntity(entity, EntityUtils.toByteArray(entity)));
+      byte[] content = new byte[(int) length]; // the declared length: no growing buffer, no copy
+      try (InputStream in = entity.getContent()) {
+        int read = in.readNBytes(content, 0, content.length);
+        if (read < content.length) { // HttpClient's own stream throws this first; a stream that just ends cannot
+          throw new ConnectionClosedException(
+              "Premature end of Content-Length delimited message body (expected: %d; received: %d)", length, read);
+        }
       } catch (IOException | RuntimeException e) {
         response.close();
         throw e;
       }
+      response.setEntity(new ReadEntity(entity, content));
     }
   }
 

@@ -32,10 +32,13 @@ import org.jspecify.annotations.Nullable;
  * ({@link ExecRuntime#fork}: its own connection, released by its own response) and its own {@link
  * AttemptCancellation}, both under one race-level cancellation that the caller's {@code cancel()}
  * of the request cancels. The first copy is sent on the caller's thread, which blocks in it as
- * without hedging. When the timer fires, the hedge pool sends the hedge, with a copy of the request
- * routed to the hedge's target and a child of the caller's context ({@link
- * AsyncHedgeRace#forkContext}); that pool thread blocks in the hedge until its headers come. The
- * exchange's own runtime stays unused during the race, and serves a retry after it.
+ * without hedging: it is the exchange's own request, aimed at its target in place ({@link
+ * BalancedExchange#send}). When the timer fires, the hedge pool sends the hedge, with a request of
+ * its own built from the request as it came, aimed at the hedge's target ({@link
+ * BalancedExchange#sendCopy}: never the first copy's request, which is down its chain at the same
+ * time), and a child of the caller's context ({@link AsyncHedgeRace#forkContext}); that pool thread
+ * blocks in the hedge until its headers come. The exchange's own runtime stays unused during the
+ * race, and serves a retry after it.
  *
  * <p><b>Who gets the caller.</b> Exactly one copy's outcome (its response's headers, or its
  * failure) goes on to the exchange, which applies the retry rules and returns to the caller:
@@ -339,7 +342,8 @@ final class ClassicHedgeRace extends TimerNode implements Cancellable {
       IOException thrown = null;
       RuntimeException bug = null;
       try {
-        got = exchange.send(attempt, runtime, context);
+        // Only the first copy, on the caller's thread, sends the exchange's own request.
+        got = this == first ? exchange.send(attempt, runtime, context) : exchange.sendCopy(attempt, runtime, context);
       } catch (IOException e) {
         thrown = e;
       } catch (HttpException e) {

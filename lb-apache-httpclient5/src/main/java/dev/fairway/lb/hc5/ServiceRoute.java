@@ -9,24 +9,20 @@ import dev.fairway.lb.internal.OutcomeRule;
 import dev.fairway.lb.internal.hedging.HedgeMeters;
 import dev.fairway.lb.internal.hedging.Hedger;
 import dev.fairway.lb.internal.hedging.ServiceHedging;
-import java.net.ConnectException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
-import org.apache.hc.client5.http.HttpRoute;
-import org.apache.hc.core5.http.HttpHost;
-import org.apache.hc.core5.net.URIAuthority;
 import org.jspecify.annotations.Nullable;
 
 /**
  * One logical host: its balancer, its retry budget, its call meters (lb-core's {@link CallMeters},
  * which hold the service's {@code fairway.load.reports} counters and listen to the balancer
- * themselves), its {@link OutcomeRule}, and how an attempt's route and authority are made from a
- * target (the same for the classic and the async client), and its hedging (lb-core's {@link
- * ServiceHedging}, when the client hedges: the classic and the async client race a hedgeable
- * request's first attempt against a hedge, and every attempt on the route tells it when a target
- * answered). Immutable after construction; thread-safe.
+ * themselves), its {@link OutcomeRule}, its targets' routes and authorities ({@link
+ * TargetRoutes}, the same for the classic and the async client; a departed target's go with it),
+ * and its hedging (lb-core's {@link ServiceHedging}, when the client hedges: the classic and the
+ * async client race a hedgeable request's first attempt against a hedge, and every attempt on the
+ * route tells it when a target answered). Thread-safe.
  */
-final class ServiceRoute {
+final class ServiceRoute implements LoadBalancerListener {
   private static final System.Logger LOG = System.getLogger(FairwayHttpClient5.class.getName());
 
   final String host;
@@ -34,6 +30,7 @@ final class ServiceRoute {
   final AttemptBudget budget;
   final CallMeters meters;
   final OutcomeRule outcomes;
+  final TargetRoutes targets;
   final @Nullable ServiceHedging hedging; // null when the client does not hedge
   private final AtomicBoolean leakLogged = new AtomicBoolean();
 
@@ -50,7 +47,9 @@ final class ServiceRoute {
     this.budget = new AttemptBudget(percentCanRetry, minRetriesPerSecond, ticker);
     this.meters = CallMeters.of(loadBalancer);
     this.outcomes = new OutcomeRule(failureStatusCodes, meters.loadReports());
+    this.targets = new TargetRoutes(host);
     this.hedging = hedger == null ? null : hedgingOf(host, loadBalancer, budget, hedger);
+    loadBalancer.addListener(this); // lives as long as the balancer, as the client's handler may
   }
 
   private static ServiceHedging hedgingOf(String host, LoadBalancer loadBalancer, AttemptBudget budget, Hedger hedger) {
@@ -86,32 +85,14 @@ final class ServiceRoute {
     }
   }
 
-  /**
-   * The route of an attempt on {@code target}: the planned route's scheme, security, local address
-   * and proxy, with the target as its end. A target HttpClient will not take as a host is that
-   * target's failure, like a connection that could not be made (so it is ejected, and the exchange
-   * moves on), not a bug.
-   */
-  HttpRoute routeTo(HttpRoute planned, Target target) throws ConnectException {
-    HttpHost to;
-    try {
-      to = new HttpHost(planned.getTargetHost().getSchemeName(), target.host(), target.port());
-    } catch (IllegalArgumentException e) {
-      ConnectException unaddressable = new ConnectException("target " + target.id() + " of " + host
-          + " has an address HttpClient cannot use: " + e.getMessage());
-      unaddressable.initCause(e);
-      throw unaddressable;
-    }
-    HttpHost proxy = planned.getProxyHost();
-    return proxy == null
-        ? new HttpRoute(to, planned.getLocalAddress(), planned.isSecure())
-        : new HttpRoute(to, planned.getLocalAddress(), proxy, planned.isSecure(), planned.getTunnelType(),
-            planned.getLayerType());
+  @Override
+  public void targetRemoved(Target target) {
+    targets.forget(target);
   }
 
-  /** The authority of requests to {@code target}, so that {@code Host} names it. */
-  static URIAuthority authorityOf(Target target) {
-    return new URIAuthority(target.host(), target.port());
+  @Override
+  public void closed() {
+    targets.clear();
   }
 
   /** A response entity became unreachable unclosed and its slot was freed: counted, and logged once per service. */

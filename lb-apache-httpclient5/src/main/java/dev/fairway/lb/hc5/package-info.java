@@ -15,8 +15,10 @@
  *   <li>Wiring: {@code FairwayHttpClient5} (the builder, and {@code customize}, which places the
  *       handler and HttpClient's retry strategy on an {@code HttpClientBuilder}), {@code
  *       BalancingExecHandler} (the exec chain element: one {@code ServiceRoute} per logical host, any
- *       other request passes through) and {@code ServiceRoute} (one service: its balancer, its retry
- *       {@code AttemptBudget} and its {@code OutcomeRule}).
+ *       other request passes through, and reads the request's {@code AffinityKey} once per
+ *       exchange) and {@code ServiceRoute} (one service: its balancer, its retry {@code
+ *       AttemptBudget}, its {@code OutcomeRule}, and its {@code TargetRoutes}: each target's
+ *       authority and the route last made for it, so an attempt builds no route).
  *   <li>One exchange: {@code BalancedExchange} (the loop: pick, send with the target's route,
  *       decide, retry; it owns the exchange's state) with lb-core's {@code RetryRule} (the decisions
  *       every HTTP integration shares) and {@code Sleeper} (the backoff's wait). Each attempt is an
@@ -29,7 +31,9 @@
        {@code ServiceHedging} making every hedging decision).
  *   <li>The classic client's hedging: {@code ClassicHedgeRace} (the same race over the classic
  *       chain: each copy on a runtime forked with its own cancellation, the first on the caller's
- *       thread, the hedge on a hedge pool thread; the exchange gets the winner's outcome).
+ *       thread, sending the exchange's request aimed in place, the hedge on a hedge pool thread,
+ *       sending a request of its own built from the request as it came; the exchange gets the
+ *       winner's outcome).
  *   <li>{@code BalancedRetryStrategy}: HttpClient's own retry strategy, told to leave balanced
  *       exchanges to Fairway.
  * </ul>

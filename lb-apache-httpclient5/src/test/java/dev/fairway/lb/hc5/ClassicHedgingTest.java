@@ -132,11 +132,16 @@ class ClassicHedgingTest {
 
   /** A call on its own caller thread: "code body", the body read whole and the response closed. */
   private static final class Call {
-    final HttpGet request = new HttpGet("http://orders/items");
+    final HttpGet request;
     final CompletableFuture<String> result = new CompletableFuture<>();
     final Thread thread;
 
     Call(CloseableHttpClient client) {
+      this(client, new HttpGet("http://orders/items"));
+    }
+
+    Call(CloseableHttpClient client, HttpGet request) {
+      this.request = request;
       thread = new Thread(() -> {
         try {
           result.complete(client.execute(request,
@@ -422,6 +427,74 @@ class ClassicHedgingTest {
     assertThat(hedges("won")).isZero();
     assertThat(inFlight(lb)).isZero();
     assertThat(leased()).isZero();
+  }
+
+  /**
+   * The two copies of a race are in flight at once, so each has a request of its own: the first is
+   * the exchange's request aimed in place, the hedge one built from the request as it came. Each
+   * arrives with its own target's {@code Host} and the caller's headers exactly once (a hedge made
+   * from the first copy's request after its chain ran would carry the first target's {@code Host});
+   * so does the retry after the race, the exchange's request put back as it came and aimed anew.
+   */
+  @RepeatedTest(3)
+  void hedgedCopiesAndTheRetryAfter_eachCarryTheirOwnTargetsHost_andTheCallersHeadersOnce() throws Exception {
+    CountDownLatch firstSettled = new CountDownLatch(1);
+    AtomicReference<RaceServers> servers = new AtomicReference<>();
+    RaceServers s = servers(3, (arrival, server) -> {
+      if (arrival == 0) {
+        servers.get().awaitArrival(1);
+        return new RaceServers.Reply(503, "first");
+      }
+      if (arrival == 1) {
+        firstSettled.await(10, TimeUnit.SECONDS);
+        return new RaceServers.Reply(503, "hedge");
+      }
+      return RaceServers.Reply.ok("s" + server);
+    });
+    servers.set(s);
+    LoadBalancer lb = balancer(s);
+    CloseableHttpClient client = client(fairway(FairwayHttpClient5.builder().service("orders", lb)
+        .hedging(fixed100()).maxAttempts(3)));
+
+    HttpGet request = new HttpGet("http://orders/items?q=1");
+    request.addHeader("X-Test", "caller");
+    request.addHeader("X-Trace", "t-1");
+    Call call = new Call(client, request);
+    assertThat(s.awaitArrival(0)).isTrue();
+    int first = s.serverOf(0);
+    fire();
+    eventually("the first copy's 503 reached passive health", () -> attempts(s, first, "failure") == 1);
+    firstSettled.countDown();
+
+    int retried = 3 - first - s.serverOf(1);
+    assertThat(call.get()).isEqualTo("200 s" + retried);
+    assertThat(hedges("sent")).isEqualTo(1.0);
+    assertThat(s.totalRequests()).isEqualTo(3);
+    assertThat(List.of(s.serverOf(0), s.serverOf(1), s.serverOf(2))).containsExactlyInAnyOrder(0, 1, 2);
+    for (int arrival = 0; arrival < 3; arrival++) {
+      String head = s.heads.get(arrival);
+      assertThat(head).as("arrival %d", arrival).startsWith("GET /items?q=1 HTTP/1.1\r\n");
+      assertThat(headerValues(head, "Host")).as("arrival %d's Host", arrival)
+          .containsExactly("127.0.0.1:" + s.port(s.serverOf(arrival)));
+      assertThat(headerValues(head, "X-Test")).as("arrival %d", arrival).containsExactly("caller");
+      assertThat(headerValues(head, "X-Trace")).as("arrival %d", arrival).containsExactly("t-1");
+      assertThat(headerValues(head, "User-Agent")).as("arrival %d", arrival).hasSize(1);
+    }
+    assertThat(request.getAuthority()).as("the caller's request as it was").hasToString("orders");
+    assertThat(inFlight(lb)).isZero();
+    assertThat(leased()).isZero();
+  }
+
+  /** The values of every {@code name} header line of a request head, in order. */
+  private static List<String> headerValues(String head, String name) {
+    List<String> values = new ArrayList<>();
+    for (String line : head.split("\r\n")) {
+      int colon = line.indexOf(':');
+      if (colon > 0 && line.substring(0, colon).equalsIgnoreCase(name)) {
+        values.add(line.substring(colon + 1).trim());
+      }
+    }
+    return values;
   }
 
   @RepeatedTest(3)

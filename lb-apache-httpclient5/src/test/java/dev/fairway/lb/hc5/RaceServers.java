@@ -59,6 +59,8 @@ final class RaceServers implements AutoCloseable {
   private final AtomicInteger arrivals = new AtomicInteger();
   /** "server:path" of every request, in arrival order. */
   final List<String> arrived = new CopyOnWriteArrayList<>();
+  /** The head (request line and headers, as sent) of every request, in arrival order. */
+  final List<String> heads = new CopyOnWriteArrayList<>();
   private final AtomicIntegerArray requests;
   private final AtomicIntegerArray connections;
   private final AtomicIntegerArray closedByClient;
@@ -168,6 +170,7 @@ final class RaceServers implements AutoCloseable {
         String path = head.substring(head.indexOf(' ') + 1, head.indexOf(' ', head.indexOf(' ') + 1));
         int arrival = arrivals.getAndIncrement();
         requests.incrementAndGet(server);
+        heads.add(head);
         arrived.add(server + ":" + path);
         if (arrival < arrivalLatches.size()) {
           arrivalLatches.get(arrival).countDown();
