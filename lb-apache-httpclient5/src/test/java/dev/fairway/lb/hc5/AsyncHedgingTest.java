@@ -13,6 +13,7 @@ import dev.fairway.lb.TargetStatus;
 import dev.fairway.lb.internal.hedging.Hedger;
 import dev.fairway.lb.internal.hedging.TimerNode;
 import dev.fairway.lb.testing.FaultServer;
+import dev.fairway.lb.testing.RaceServers;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -11,6 +11,7 @@ import dev.fairway.lb.TargetState;
 import dev.fairway.lb.TargetStatus;
 import dev.fairway.lb.internal.hedging.Hedger;
 import dev.fairway.lb.internal.hedging.TimerNode;
+import dev.fairway.lb.testing.RaceServers;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -1,7 +1,6 @@
-package dev.fairway.lb.hc5;
+package dev.fairway.lb.testing;
 
 import dev.fairway.lb.Target;
-import dev.fairway.lb.testing.NoDelayServerSocketFactory;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -28,22 +27,22 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
  * which requests reach <em>any</em> of them, as a hedge race needs: "the first request to arrive is
  * held, every later one answers". A held request is answered never; its server reads the
  * connection until the client closes it, and counts that close ({@link #closedByClient}): proof
- * that the client stopped the exchange.
+ * that the client stopped the exchange. Shared by the JDK and HttpClient 5 adapters' hedging tests.
  */
-final class RaceServers implements AutoCloseable {
+public final class RaceServers implements AutoCloseable {
   /** What a server does with one request. */
-  interface Script {
+  public interface Script {
     /** The reply to the {@code arrival}-th request (0 first) of all servers, which reached server {@code server}. */
     Reply reply(int arrival, int server) throws InterruptedException;
   }
 
   /** A reply: a status and body, or none at all (held until the client closes the connection). */
-  record Reply(int status, String body) {
-    static final Reply HOLD = new Reply(0, "");
+  public record Reply(int status, String body) {
+    public static final Reply HOLD = new Reply(0, "");
     /** No answer: the connection is reset (SO_LINGER 0), an I/O error on the client. */
-    static final Reply RESET = new Reply(-1, "");
+    public static final Reply RESET = new Reply(-1, "");
 
-    static Reply ok(String body) {
+    public static Reply ok(String body) {
       return new Reply(200, body);
     }
   }
@@ -58,9 +57,9 @@ final class RaceServers implements AutoCloseable {
   private final Set<Socket> open = ConcurrentHashMap.newKeySet();
   private final AtomicInteger arrivals = new AtomicInteger();
   /** "server:path" of every request, in arrival order. */
-  final List<String> arrived = new CopyOnWriteArrayList<>();
+  public final List<String> arrived = new CopyOnWriteArrayList<>();
   /** The head (request line and headers, as sent) of every request, in arrival order. */
-  final List<String> heads = new CopyOnWriteArrayList<>();
+  public final List<String> heads = new CopyOnWriteArrayList<>();
   private final AtomicIntegerArray requests;
   private final AtomicIntegerArray connections;
   private final AtomicIntegerArray closedByClient;
@@ -80,7 +79,7 @@ final class RaceServers implements AutoCloseable {
     }
   }
 
-  static RaceServers start(int n, Script script) throws IOException {
+  public static RaceServers start(int n, Script script) throws IOException {
     RaceServers servers = new RaceServers(n, script);
     for (int i = 0; i < n; i++) {
       int server = i;
@@ -89,11 +88,11 @@ final class RaceServers implements AutoCloseable {
     return servers;
   }
 
-  Target target(int server) {
+  public Target target(int server) {
     return Target.of("127.0.0.1", port(server));
   }
 
-  Target[] targets() {
+  public Target[] targets() {
     Target[] targets = new Target[listeners.size()];
     for (int i = 0; i < targets.length; i++) {
       targets[i] = target(i);
@@ -101,12 +100,12 @@ final class RaceServers implements AutoCloseable {
     return targets;
   }
 
-  int port(int server) {
+  public int port(int server) {
     return listeners.get(server).getLocalPort();
   }
 
   /** The server that {@code port} is. */
-  int server(int port) {
+  public int server(int port) {
     for (int i = 0; i < listeners.size(); i++) {
       if (port(i) == port) {
         return i;
@@ -115,30 +114,30 @@ final class RaceServers implements AutoCloseable {
     throw new IllegalArgumentException("no server on port " + port);
   }
 
-  int requests(int server) {
+  public int requests(int server) {
     return requests.get(server);
   }
 
-  int totalRequests() {
+  public int totalRequests() {
     return arrivals.get();
   }
 
-  int connections(int server) {
+  public int connections(int server) {
     return connections.get(server);
   }
 
   /** Connections with a held request that the client closed. */
-  int closedByClient(int server) {
+  public int closedByClient(int server) {
     return closedByClient.get(server);
   }
 
   /** Waits (at most 5 s) until the {@code arrival}-th request (0 first) reached a server. */
-  boolean awaitArrival(int arrival) throws InterruptedException {
+  public boolean awaitArrival(int arrival) throws InterruptedException {
     return arrivalLatches.get(arrival).await(5, TimeUnit.SECONDS);
   }
 
   /** The server the {@code arrival}-th request reached. */
-  int serverOf(int arrival) {
+  public int serverOf(int arrival) {
     return Integer.parseInt(arrived.get(arrival).substring(0, arrived.get(arrival).indexOf(':')));
   }
 
