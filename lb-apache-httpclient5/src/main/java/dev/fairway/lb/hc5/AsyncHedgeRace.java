@@ -5,10 +5,8 @@ import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.Failures;
 import dev.fairway.lb.internal.hedging.ServiceHedging;
-import dev.fairway.lb.internal.hedging.TimerNode;
+import dev.fairway.lb.internal.hedging.HedgeTrigger;
 import java.io.IOException;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.apache.hc.client5.http.ClientProtocolException;
 import org.apache.hc.client5.http.async.AsyncExecCallback;
 import org.apache.hc.client5.http.async.AsyncExecRuntime;
@@ -27,7 +25,8 @@ import org.jspecify.annotations.Nullable;
  * The first attempt of a hedgeable async exchange, raced against at most one hedge: the race's
  * state and nothing else. The decisions are lb-core's {@link ServiceHedging} (the delay, the
  * hedge's target, both budgets, what outcomes teach, held losers), the same as lb-okhttp's; the race
- * is a {@link TimerNode}, so that arming its hedge allocates nothing.
+ * is a {@link HedgeTrigger} (a timer node, so that arming its hedge allocates nothing), which picks,
+ * pays for and sends the hedge as every client's race does.
  *
  * <p><b>The copies.</b> Each copy ({@link Leg}) runs with its own exec runtime ({@link
  * AsyncExecRuntime#fork()}: its own connection) and its own {@link AttemptCancellation}, both
@@ -61,16 +60,8 @@ import org.jspecify.annotations.Nullable;
  * the hedge pool, and the caller may cancel on its own; the decisions are made under this race's
  * monitor, and nothing is called out of it under the monitor.
  */
-final class AsyncHedgeRace extends TimerNode implements Cancellable {
+final class AsyncHedgeRace extends HedgeTrigger<AsyncHedgeRace.Leg> implements Cancellable {
   private static final System.Logger LOG = System.getLogger(FairwayHttpClient5.class.getName());
-
-  private static final int PENDING = 0; // the timer has not fired
-  private static final int SENDING = 1; // the hedge is being picked
-  private static final int SENT = 2;
-  private static final int CLOSED = 3; // no hedge will be sent
-
-  private static final AtomicIntegerFieldUpdater<AsyncHedgeRace> HEDGE =
-      AtomicIntegerFieldUpdater.newUpdater(AsyncHedgeRace.class, "hedge");
 
   private final AsyncBalancedExchange exchange;
   private final ServiceHedging hedging;
@@ -78,10 +69,6 @@ final class AsyncHedgeRace extends TimerNode implements Cancellable {
   private final AttemptCancellation cancellation;
   private final Leg first;
   private volatile @Nullable Leg second; // set once, under the monitor, as the hedge is sent
-  // The hedge's state changes by compare-and-set, and from SENDING only under the monitor.
-  private volatile int hedge = PENDING;
-  // Written before the timer is armed, read on the hedge's thread after it fired.
-  private long delayNanos;
 
   // Guarded by this.
   private boolean disarmed; // the timer was told once that the race needs it no more
@@ -95,9 +82,8 @@ final class AsyncHedgeRace extends TimerNode implements Cancellable {
 
   /** Arms the hedge timer and sends the first copy. */
   void start(long delayNanos) {
-    this.delayNanos = delayNanos;
     cancellation.setDependency(this); // the caller's cancel also closes the copies' connections
-    hedging.scheduler.arm(this, delayNanos); // before the send: a copy that ends at once disarms after this
+    arm(delayNanos); // before the send: a copy that ends at once disarms after this
     first.send();
   }
 
@@ -123,78 +109,45 @@ final class AsyncHedgeRace extends TimerNode implements Cancellable {
 
   // ---- the hedge
 
-  /** True while the hedge timer may still send a hedge. */
+  // ---- the hedge (HedgeTrigger sends it; these are its questions)
+
   @Override
-  public boolean pending() {
-    return hedge == PENDING;
+  protected ServiceHedging hedging() {
+    return hedging;
   }
 
-  /** The timer fired: the hedge is sent from the hedge pool. */
   @Override
-  public void run() {
-    try {
-      hedging.pool.execute(this::fire);
-    } catch (RejectedExecutionException e) {
-      closeHedge();
-      LOG.log(System.Logger.Level.DEBUG, "no hedge for a request to " + hedging.host + ": every hedge thread is busy");
-    }
+  protected System.Logger logger() {
+    return LOG;
   }
 
-  private void fire() {
-    try {
-      sendHedge();
-    } catch (RuntimeException | Error e) { // a bug in a strategy or the pick: no hedge, the first copy goes on
-      closeHedge();
-      LOG.log(System.Logger.Level.WARNING, "hedge of a request to " + hedging.host + " failed", e);
-    }
+  @Override
+  protected @Nullable String affinityKey() {
+    return exchange.affinityKey();
   }
 
-  private void sendHedge() {
-    if (!HEDGE.compareAndSet(this, PENDING, SENDING)) {
-      return; // decided meanwhile
-    }
-    if (exchange.cancelled()) {
-      closeHedge();
-      return;
-    }
-    Pick pick = hedging.chooseHedge(exchange.affinityKey(), first.attempt.target(), delayNanos);
-    if (pick == null) {
-      closeHedge(); // a single target, every other one ejected, or none with a free worker
-      return;
-    }
-    Leg leg;
-    synchronized (this) { // a copy's first signal closes SENDING only under the monitor: both see one order
-      if (hedge != SENDING) {
-        pick.release();
-        return;
-      }
-      if (!hedging.tryWithdraw()) {
-        hedge = CLOSED;
-        pick.release();
-        hedging.refused();
-        return;
-      }
-      Attempt attempt = exchange.attempt(pick);
-      exchange.hedgeSent(first.attempt.target(), attempt.target());
-      leg = new Leg(attempt, forkContext(exchange.scope().clientContext));
-      second = leg;
-      hedge = SENT;
-    }
-    hedging.sent();
+  @Override
+  protected Target firstTarget() {
+    return first.attempt.target();
+  }
+
+  @Override
+  protected boolean callerStopped() {
+    return exchange.cancelled();
+  }
+
+  @Override
+  protected Leg hedgeCopy(Pick pick) {
+    Attempt attempt = exchange.attempt(pick);
+    exchange.hedgeSent(first.attempt.target(), attempt.target());
+    Leg leg = new Leg(attempt, forkContext(exchange.scope().clientContext));
+    second = leg;
+    return leg;
+  }
+
+  @Override
+  protected void sendHedge(Leg leg) {
     leg.send();
-  }
-
-  /** No hedge from now on, unless one was sent already; true if this closed it. */
-  private boolean closeHedge() {
-    for (;;) {
-      int h = hedge;
-      if (h != PENDING && h != SENDING) {
-        return false;
-      }
-      if (HEDGE.compareAndSet(this, h, CLOSED)) {
-        return true;
-      }
-    }
   }
 
   /** Under the monitor: true the first time only, when the caller of this must disarm the timer. */
@@ -247,7 +200,7 @@ final class AsyncHedgeRace extends TimerNode implements Cancellable {
    * One copy of the request: its attempt, runtime, cancellation and context, and the exchange's
    * callbacks for its attempt, which get its signals once the race hands the copy on.
    */
-  private final class Leg implements AsyncExecCallback {
+  final class Leg implements AsyncExecCallback {
     final Attempt attempt;
     final AsyncExecRuntime runtime;
     final AttemptCancellation legCancellation;
@@ -291,7 +244,7 @@ final class AsyncHedgeRace extends TimerNode implements Cancellable {
           route = Route.LOST;
         } else if (forwarded) { // not twice: headers come once; kept for a chain that misbehaves
           route = Route.FORWARD;
-        } else if (hedge != SENT) { // no hedge in flight, and none from now on: this copy alone
+        } else if (!hedgeSent()) { // no hedge in flight, and none from now on: this copy alone
           closeHedge();
           forwarded = true;
           disarm = disarmOnce();
@@ -387,7 +340,7 @@ final class AsyncHedgeRace extends TimerNode implements Cancellable {
           route = Route.FORWARD;
         } else if (lost) {
           route = Route.LOST;
-        } else if (hedge != SENT) { // no hedge in flight, and none from now on: this copy alone
+        } else if (!hedgeSent()) { // no hedge in flight, and none from now on: this copy alone
           closeHedge();
           forwarded = true;
           disarm = disarmOnce();

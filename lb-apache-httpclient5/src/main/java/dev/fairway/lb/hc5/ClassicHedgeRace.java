@@ -5,11 +5,9 @@ import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.Failures;
 import dev.fairway.lb.internal.hedging.ServiceHedging;
-import dev.fairway.lb.internal.hedging.TimerNode;
+import dev.fairway.lb.internal.hedging.HedgeTrigger;
 import java.io.IOException;
 import java.io.InterruptedIOException;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.apache.hc.client5.http.ClientProtocolException;
 import org.apache.hc.client5.http.classic.ExecRuntime;
 import org.apache.hc.client5.http.impl.classic.RequestFailedException;
@@ -26,7 +24,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The first attempt of a hedgeable classic exchange, raced against at most one hedge: the race's
  * state and nothing else. The decisions are lb-core's {@link ServiceHedging}, the same as the async
- * client's {@link AsyncHedgeRace} and lb-okhttp's; the race is a {@link TimerNode}.
+ * client's {@link AsyncHedgeRace} and lb-okhttp's; the race is a {@link HedgeTrigger}, which picks,
+ * pays for and sends the hedge as every client's race does.
  *
  * <p><b>The copies and their threads.</b> Each copy ({@link Leg}) runs with its own exec runtime
  * ({@link ExecRuntime#fork}: its own connection, released by its own response) and its own {@link
@@ -61,16 +60,8 @@ import org.jspecify.annotations.Nullable;
  * and the caller may cancel on another; decisions are made under this race's monitor, and nothing
  * is called out of it under the monitor.
  */
-final class ClassicHedgeRace extends TimerNode implements Cancellable {
+final class ClassicHedgeRace extends HedgeTrigger<ClassicHedgeRace.Leg> implements Cancellable {
   private static final System.Logger LOG = System.getLogger(FairwayHttpClient5.class.getName());
-
-  private static final int PENDING = 0; // the timer has not fired
-  private static final int SENDING = 1; // the hedge is being picked
-  private static final int SENT = 2;
-  private static final int CLOSED = 3; // no hedge will be sent
-
-  private static final AtomicIntegerFieldUpdater<ClassicHedgeRace> HEDGE =
-      AtomicIntegerFieldUpdater.newUpdater(ClassicHedgeRace.class, "hedge");
 
   /** The outcome of the copy the exchange gets, and the other copy's failure when both failed. */
   record Outcome(Attempt attempt, @Nullable ClassicHttpResponse response, @Nullable IOException failure,
@@ -82,10 +73,6 @@ final class ClassicHedgeRace extends TimerNode implements Cancellable {
   private final AttemptCancellation cancellation;
   private final Leg first;
   private volatile @Nullable Leg second; // set once, under the monitor, as the hedge is sent
-  // The hedge's state changes by compare-and-set, and from SENDING only under the monitor.
-  private volatile int hedge = PENDING;
-  // Written before the timer is armed, read on the hedge's thread after it fired.
-  private long delayNanos;
 
   // Guarded by this.
   private boolean disarmed; // the timer was told once that the race needs it no more
@@ -109,9 +96,8 @@ final class ClassicHedgeRace extends TimerNode implements Cancellable {
    * outcome the exchange gets, once it is known; throws if the caller cancelled or was interrupted.
    */
   Outcome run(long delayNanos) throws IOException {
-    this.delayNanos = delayNanos;
     cancellation.setDependency(this); // the caller's cancel ends the race too
-    hedging.scheduler.arm(this, delayNanos); // before the send: a copy that ends at once disarms after this
+    arm(delayNanos); // before the send: a copy that ends at once disarms after this
     try {
       first.send();
     } catch (RuntimeException e) { // a bug below: thrown to the caller as without hedging, the hedge ended
@@ -161,84 +147,44 @@ final class ClassicHedgeRace extends TimerNode implements Cancellable {
 
   // ---- the hedge
 
-  /** True while the hedge timer may still send a hedge. */
   @Override
-  public boolean pending() {
-    return hedge == PENDING;
+  protected ServiceHedging hedging() {
+    return hedging;
   }
 
-  /** The timer fired: the hedge is sent, and waited for, on a hedge pool thread. */
   @Override
-  public void run() {
-    try {
-      hedging.pool.execute(this::fire);
-    } catch (RejectedExecutionException e) {
-      closeHedge();
-      LOG.log(System.Logger.Level.DEBUG, "no hedge for a request to " + hedging.host + ": every hedge thread is busy");
-    }
+  protected System.Logger logger() {
+    return LOG;
   }
 
-  private void fire() {
-    Leg leg;
-    try {
-      leg = hedge();
-    } catch (RuntimeException | Error e) { // a bug in a strategy or the pick: no hedge, the first copy goes on
-      closeHedge();
-      LOG.log(System.Logger.Level.WARNING, "hedge of a request to " + hedging.host + " failed", e);
-      return;
-    }
-    if (leg != null) {
-      leg.send();
-    }
+  @Override
+  protected @Nullable String affinityKey() {
+    return exchange.affinityKey();
   }
 
-  /** The hedge's copy, if one is to be sent now. */
-  private @Nullable Leg hedge() {
-    if (!HEDGE.compareAndSet(this, PENDING, SENDING)) {
-      return null; // decided meanwhile
-    }
-    if (exchange.cancelled()) {
-      closeHedge();
-      return null;
-    }
-    Pick pick = hedging.chooseHedge(exchange.affinityKey(), first.attempt.target(), delayNanos);
-    if (pick == null) {
-      closeHedge(); // a single target, every other one ejected, or none with a free worker
-      return null;
-    }
-    Leg leg;
-    synchronized (this) { // a copy's end closes SENDING only under the monitor: both see one order
-      if (hedge != SENDING) {
-        pick.release();
-        return null;
-      }
-      if (!hedging.tryWithdraw()) {
-        hedge = CLOSED;
-        pick.release();
-        hedging.refused();
-        return null;
-      }
-      Attempt attempt = exchange.newAttempt(pick);
-      exchange.hedgeSent(first.attempt.target(), attempt.target());
-      leg = new Leg(attempt, AsyncHedgeRace.forkContext(exchange.scope().clientContext));
-      second = leg;
-      hedge = SENT;
-    }
-    hedging.sent();
+  @Override
+  protected Target firstTarget() {
+    return first.attempt.target();
+  }
+
+  @Override
+  protected boolean callerStopped() {
+    return exchange.cancelled();
+  }
+
+  @Override
+  protected Leg hedgeCopy(Pick pick) {
+    Attempt attempt = exchange.newAttempt(pick);
+    exchange.hedgeSent(first.attempt.target(), attempt.target());
+    Leg leg = new Leg(attempt, AsyncHedgeRace.forkContext(exchange.scope().clientContext));
+    second = leg;
     return leg;
   }
 
-  /** No hedge from now on, unless one was sent already. */
-  private void closeHedge() {
-    for (;;) {
-      int h = hedge;
-      if (h != PENDING && h != SENDING) {
-        return;
-      }
-      if (HEDGE.compareAndSet(this, h, CLOSED)) {
-        return;
-      }
-    }
+  /** Sends the hedge, and waits for it, on this hedge pool thread. */
+  @Override
+  protected void sendHedge(Leg leg) {
+    leg.send();
   }
 
   /** Under the monitor: true the first time only, when the caller of this must disarm the timer. */
@@ -313,7 +259,7 @@ final class ClassicHedgeRace extends TimerNode implements Cancellable {
   }
 
   /** One copy of the request: its attempt, runtime, cancellation and context, and its outcome. */
-  private final class Leg {
+  final class Leg {
     final Attempt attempt;
     final ExecRuntime runtime;
     final AttemptCancellation legCancellation;
@@ -396,7 +342,7 @@ final class ClassicHedgeRace extends TimerNode implements Cancellable {
         Leg other = this == first ? second : first;
         if (lost || callerGone) {
           route = Route.LOST;
-        } else if (hedge != SENT || other == null) { // no hedge in flight, and none from now on: this copy alone
+        } else if (!hedgeSent() || other == null) { // no hedge in flight, and none from now on: this copy alone
           closeHedge();
           forwarded = this;
           disarm = disarmOnce();

@@ -4,7 +4,7 @@ import dev.fairway.lb.LoadReportHeader;
 import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.hedging.ServiceHedging;
-import dev.fairway.lb.internal.hedging.TimerNode;
+import dev.fairway.lb.internal.hedging.HedgeTrigger;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandler;
@@ -12,20 +12,18 @@ import java.net.http.HttpResponse.BodySubscriber;
 import java.net.http.HttpResponse.BodySubscribers;
 import java.net.http.HttpResponse.ResponseInfo;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The first attempt of a hedgeable call, raced against at most one hedge, on the JDK's async
  * exchanges: the race's state and nothing else. The decisions are lb-core's {@link ServiceHedging}
  * (the delay, the hedge's target, both budgets, what outcomes teach, held losers), the same as
- * lb-okhttp's; the race is a {@link TimerNode} so that arming its hedge allocates nothing.
+ * lb-okhttp's; the race is a {@link HedgeTrigger} (a timer node, so that arming its hedge
+ * allocates nothing), which sends the hedge as every client's race does.
  *
- * <p>The first leg is sent by the call ({@link #start}). After the delay the timer calls {@link
- * #run}, which hands the hedge to the hedge pool: it picks a target other than the first's ({@link
- * ServiceHedging#chooseHedge}), takes a token from each budget, and sends the hedge with {@code
- * sendAsync}. The winner is decided when a leg's response headers arrive ({@link Leg#apply}): the
+ * <p>The first leg is sent by the call ({@link #start}). After the delay the hedge pool picks a
+ * target other than the first's ({@link ServiceHedging#chooseHedge}), takes a token from each
+ * budget, and this race sends the hedge with {@code sendAsync} ({@link #sendHedge}). The winner is decided when a leg's response headers arrive ({@link Leg#apply}): the
  * first <em>usable</em> response (not a failure status) wins, and only the winner's body goes to
  * the caller's handler, so the handler never sees two responses. The other leg is settled first
  * (superseded: neither a failure nor a success; its slot held while its server presumably still
@@ -44,17 +42,8 @@ import org.jspecify.annotations.Nullable;
  * {@code lost} mark, set under this race's monitor, that tells a leg's late outcome it was settled
  * already. The timer is disarmed once, when the race is decided.
  */
-final class HedgeRace<T> extends TimerNode {
+final class HedgeRace<T> extends HedgeTrigger<HedgeRace<T>.Leg> {
   private static final System.Logger LOG = System.getLogger(FairwayHttpClient.class.getName());
-
-  private static final int PENDING = 0; // the timer has not fired
-  private static final int SENDING = 1; // the hedge is being picked
-  private static final int SENT = 2;
-  private static final int CLOSED = 3; // no hedge will be sent
-
-  @SuppressWarnings({"rawtypes", "unchecked"}) // one updater for every T
-  private static final AtomicIntegerFieldUpdater<HedgeRace<?>> HEDGE =
-      (AtomicIntegerFieldUpdater) AtomicIntegerFieldUpdater.newUpdater(HedgeRace.class, "hedge");
 
   private final BalancedExchange<T> exchange;
   private final ServiceHedging hedging;
@@ -62,9 +51,6 @@ final class HedgeRace<T> extends TimerNode {
   private final CompletableFuture<HttpResponse<T>> result;
   private final Leg first;
   private volatile @Nullable Leg second; // set once, under the monitor, as the hedge is sent
-  private volatile int hedge = PENDING;
-  // Written before the timer is armed, read on the hedge's thread after it fired.
-  private long delayNanos;
 
   // Guarded by this.
   private @Nullable Leg winner; // the leg whose usable headers came first
@@ -81,8 +67,7 @@ final class HedgeRace<T> extends TimerNode {
 
   /** Arms the hedge timer and sends the first leg. */
   void start(long delayNanos) {
-    this.delayNanos = delayNanos;
-    hedging.scheduler.arm(this, delayNanos); // before the send: a leg that ends at once disarms after this
+    arm(delayNanos); // before the send: a leg that ends at once disarms after this
     send(first);
   }
 
@@ -131,62 +116,42 @@ final class HedgeRace<T> extends TimerNode {
     f.whenComplete((r, t) -> posted(leg, r, t));
   }
 
-  /** True while the hedge timer may still send a hedge. */
+  // ---- the hedge (HedgeTrigger sends it; these are its questions)
+
   @Override
-  public boolean pending() {
-    return hedge == PENDING;
+  protected ServiceHedging hedging() {
+    return hedging;
   }
 
-  /** The timer fired: the hedge is sent from the hedge pool, since picking may take a while. */
   @Override
-  public void run() {
-    try {
-      hedging.pool.execute(this::fire);
-    } catch (RejectedExecutionException e) {
-      closeHedge();
-      LOG.log(System.Logger.Level.DEBUG, "no hedge for a call to " + hedging.host + ": every hedge thread is busy");
-    }
+  protected System.Logger logger() {
+    return LOG;
   }
 
-  private void fire() {
-    try {
-      sendHedge();
-    } catch (RuntimeException | Error e) { // a bug in a strategy or the pick: no hedge, the first leg goes on
-      closeHedge();
-      LOG.log(System.Logger.Level.WARNING, "hedge of a call to " + hedging.host + " failed", e);
-    }
+  @Override
+  protected @Nullable String affinityKey() {
+    return exchange.affinityKey;
   }
 
-  private void sendHedge() {
-    if (!HEDGE.compareAndSet(this, PENDING, SENDING)) {
-      return; // decided meanwhile
-    }
-    if (exchange.isCancelled()) {
-      closeHedge();
-      return;
-    }
-    Pick pick = hedging.chooseHedge(exchange.affinityKey, first.attempt.target(), delayNanos);
-    if (pick == null) {
-      closeHedge(); // a single target, every other one ejected, or none with a free worker
-      return;
-    }
-    Leg leg;
-    synchronized (this) { // a decision closes SENDING only under the monitor: both see one order
-      if (hedge != SENDING) {
-        pick.release();
-        return;
-      }
-      if (!hedging.tryWithdraw()) {
-        hedge = CLOSED;
-        pick.release();
-        hedging.refused();
-        return;
-      }
-      leg = new Leg(exchange.hedgeAttempt(pick));
-      second = leg;
-      hedge = SENT;
-    }
-    hedging.sent();
+  @Override
+  protected Target firstTarget() {
+    return first.attempt.target();
+  }
+
+  @Override
+  protected boolean callerStopped() {
+    return exchange.isCancelled();
+  }
+
+  @Override
+  protected Leg hedgeCopy(Pick pick) {
+    Leg leg = new Leg(exchange.hedgeAttempt(pick));
+    second = leg;
+    return leg;
+  }
+
+  @Override
+  protected void sendHedge(Leg leg) {
     send(leg);
     if (exchange.isCancelled()) { // the caller cancelled while the hedge was sent: cancelAll may have missed it
       leg.attempt.cancel();
@@ -347,19 +312,6 @@ final class HedgeRace<T> extends TimerNode {
     CompletableFuture<HttpResponse<T>> f = leg.future;
     if (f != null) {
       f.cancel(true); // the JDK aborts the exchange: see FairwayHttpClient on cancellation
-    }
-  }
-
-  /** No hedge from now on, unless one was sent already; true if this closed it. */
-  private boolean closeHedge() {
-    for (;;) {
-      int h = hedge;
-      if (h != PENDING && h != SENDING) {
-        return false;
-      }
-      if (HEDGE.compareAndSet(this, h, CLOSED)) {
-        return true;
-      }
     }
   }
 

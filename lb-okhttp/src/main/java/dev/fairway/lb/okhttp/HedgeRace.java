@@ -4,12 +4,10 @@ import dev.fairway.lb.Pick;
 import dev.fairway.lb.Target;
 import dev.fairway.lb.internal.Failures;
 import dev.fairway.lb.internal.hedging.ServiceHedging;
-import dev.fairway.lb.internal.hedging.TimerNode;
+import dev.fairway.lb.internal.hedging.HedgeTrigger;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.lang.reflect.UndeclaredThrowableException;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import okhttp3.Call;
 import okhttp3.Interceptor;
 import okhttp3.Response;
@@ -18,11 +16,12 @@ import org.jspecify.annotations.Nullable;
 /**
  * The first attempt of a hedgeable call, raced against at most one hedge: the race's state and
  * nothing else. Each copy is a {@link RaceLeg}; the hedging decisions are the service's ({@link
- * ServiceHedging}); the race is a {@link TimerNode} so that arming its hedge allocates nothing.
+ * ServiceHedging}); the race is a {@link HedgeTrigger} (a timer node, so that arming its hedge
+ * allocates nothing), which picks, pays for and sends the hedge as every client's race does.
  *
- * <p>The first leg runs on the caller's thread ({@link #race}). After the delay the timer calls
- * {@link #run}, which hands the hedge to the hedge pool: it picks a target other than the first's
- * ({@link ServiceHedging#chooseHedge}), takes a token from each budget, and runs the hedge. The
+ * <p>The first leg runs on the caller's thread ({@link #race}). After the delay the hedge pool
+ * picks a target other than the first's ({@link ServiceHedging#chooseHedge}), takes a token from
+ * each budget, and runs the hedge ({@link #sendHedge}). The
  * first <em>usable</em> response (not a failure status) wins; the other leg is cancelled (neither a
  * failure nor a success; its pick is held while its server presumably still works on it). A leg
  * that fails or answers a failure status does not end the race while the other may still answer:
@@ -36,28 +35,14 @@ import org.jspecify.annotations.Nullable;
  * timer and settles each leg whose outcome came before the race was decided and that the caller
  * does not get; a hedge whose outcome comes later is settled by its own thread.
  */
-final class HedgeRace extends TimerNode {
+final class HedgeRace extends HedgeTrigger<RaceLeg> {
   private static final System.Logger LOG = System.getLogger(LoadBalancingInterceptor.class.getName());
-
-  private static final int PENDING = 0; // the timer has not fired
-  private static final int SENDING = 1; // the hedge is being picked
-  private static final int SENT = 2;
-  private static final int CLOSED = 3; // no hedge will be sent
-
-  private static final AtomicIntegerFieldUpdater<HedgeRace> HEDGE =
-      AtomicIntegerFieldUpdater.newUpdater(HedgeRace.class, "hedge");
 
   final BalancedCall owner;
   private final RaceLeg first;
   /** The thread that runs the first leg: an interrupt of it means the caller stopped waiting. */
   private final Thread caller;
-  // The hedge's state changes by compare-and-set only: a call that needs no hedge closes it with
-  // one CAS and never takes the monitor.
-  private volatile int hedge = PENDING;
   private volatile @Nullable RaceLeg second; // set once, under the monitor, as the hedge is sent
-  // The hedge delay: written before the timer is armed, read on the hedge's thread after it fired
-  // (the timer's queue orders the two); how long the first copy has run when the hedge is picked.
-  private long delayNanos;
 
   // Guarded by this once a hedge may be on its way (SENDING or SENT); the monitor costs no
   // allocation. None changes once the race is finished, so the caller reads them freely then.
@@ -80,7 +65,8 @@ final class HedgeRace extends TimerNode {
     this.caller = Thread.currentThread();
   }
 
-  ServiceHedging hedging() {
+  @Override
+  protected ServiceHedging hedging() {
     return owner.hedging();
   }
 
@@ -107,12 +93,11 @@ final class HedgeRace extends TimerNode {
     if (call.isCanceled()) {
       first.call.cancel();
     }
-    this.delayNanos = delayNanos;
-    hedging.scheduler.arm(this, delayNanos);
+    arm(delayNanos);
     try {
       runFirst(call);
       RaceLeg result;
-      if (HEDGE.compareAndSet(this, PENDING, CLOSED)) { // answered before the timer fired: no race at all
+      if (closeBeforeFiring()) { // answered before the timer fired: no race at all
         chosen = first;
         result = first;
       } else {
@@ -155,7 +140,7 @@ final class HedgeRace extends TimerNode {
     RaceLeg result = first;
     synchronized (this) {
       firstPosted = true;
-      if (closeHedge() || hedge != SENT) { // still being picked (now too late), or none was sent
+      if (closeHedge() || !hedgeSent()) { // still being picked (now too late), or none was sent
         finished = true;
         chosen = first;
         return first;
@@ -270,70 +255,54 @@ final class HedgeRace extends TimerNode {
     return chain.proceed(owner.rewrite(chain.request(), leg.attempt.target()));
   }
 
-  /** True while the hedge timer may still send a hedge. */
+  // ---- the hedge (HedgeTrigger picks and pays for it; these are its questions)
+
   @Override
-  public boolean pending() {
-    return hedge == PENDING;
+  protected System.Logger logger() {
+    return LOG;
   }
 
-  /** The timer fired: the hedge is sent from the hedge pool, since picking and sending may block. */
   @Override
-  public void run() {
-    try {
-      hedging().pool.execute(this::fire);
-    } catch (RejectedExecutionException e) {
-      closeHedge();
-      LOG.log(System.Logger.Level.DEBUG, "no hedge for a call to " + hedging().host + ": every hedge thread is busy");
-    }
+  protected @Nullable String affinityKey() {
+    return owner.affinityKey();
   }
 
-  private void fire() {
-    try {
-      sendHedge();
-    } catch (RuntimeException | Error e) { // a bug in a strategy or the pick: no hedge, the first leg goes on
-      closeHedge();
-      LOG.log(System.Logger.Level.WARNING, "hedge of a call to " + hedging().host + " failed", e);
-    }
+  @Override
+  protected Target firstTarget() {
+    return first.attempt.target();
   }
 
-  private void sendHedge() {
-    if (!HEDGE.compareAndSet(this, PENDING, SENDING)) {
-      return; // the first copy answered meanwhile
-    }
+  @Override
+  protected boolean callerStopped() {
+    return caller.isInterrupted() || owner.call().isCanceled();
+  }
+
+  /**
+   * No hedge for a caller that stopped waiting. An interrupt cannot end the first copy's blocking
+   * read; cancelling the call does, and the caller then throws {@code InterruptedIOException}.
+   */
+  @Override
+  protected void callerStoppedBeforeHedge() {
     Call call = owner.call();
-    if (caller.isInterrupted() || call.isCanceled()) {
-      // No hedge for a caller that stopped waiting. An interrupt cannot end the first copy's
-      // blocking read; cancelling the call does, and the caller then throws InterruptedIOException.
-      closeHedge();
-      if (!call.isCanceled()) {
-        call.cancel();
-      }
-      return;
+    if (!call.isCanceled()) {
+      call.cancel();
     }
+  }
+
+  @Override
+  protected RaceLeg hedgeCopy(Pick pick) {
+    Call call = owner.call();
+    // cancelled (released) when the caller's call is, as the first
+    RaceLeg leg = RaceLeg.of(this, call, new Attempt(pick, call, owner.route()));
+    second = leg;
+    return leg;
+  }
+
+  /** Runs the hedge on this hedge pool thread, then posts its outcome. */
+  @Override
+  protected void sendHedge(RaceLeg leg) {
+    Call call = owner.call();
     ServiceHedging hedging = hedging();
-    Pick pick = hedging.chooseHedge(owner.affinityKey(), first.attempt.target(), delayNanos);
-    if (pick == null) {
-      closeHedge(); // a single target, or every other one ejected: a hedge would go nowhere
-      return;
-    }
-    RaceLeg leg;
-    synchronized (this) { // the caller's thread may close SENDING only under the monitor: both see one order
-      if (hedge != SENDING) { // the first leg answered meanwhile
-        pick.release();
-        return;
-      }
-      if (!hedging.tryWithdraw()) {
-        hedge = CLOSED;
-        pick.release();
-        hedging.refused();
-        return;
-      }
-      // cancelled (released) when the caller's call is, as the first
-      leg = RaceLeg.of(this, call, new Attempt(pick, call, owner.route()));
-      second = leg;
-      hedge = SENT;
-    }
-    hedging.sent();
     if (call.isCanceled()) {
       leg.call.cancel();
     }
@@ -380,19 +349,6 @@ final class HedgeRace extends TimerNode {
   /** A checked exception Java cannot see (OkHttp 5's connect step throws {@code InterruptedException}). */
   private static boolean undeclared(@Nullable Throwable thrown) {
     return thrown != null && !(thrown instanceof IOException || thrown instanceof RuntimeException || thrown instanceof Error);
-  }
-
-  /** No hedge from now on, unless one was sent already; true if this closed it. */
-  private boolean closeHedge() {
-    for (;;) {
-      int h = hedge;
-      if (h != PENDING && h != SENDING) {
-        return false;
-      }
-      if (HEDGE.compareAndSet(this, h, CLOSED)) {
-        return true;
-      }
-    }
   }
 
   /** The caller's call was cancelled: so are both legs. */
