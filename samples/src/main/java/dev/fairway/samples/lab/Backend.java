@@ -98,7 +98,7 @@ final class Backend implements AutoCloseable {
     this.serviceNanos = serviceNanos;
     this.workers = workers;
     this.reportStyle = loadReports ? LoadReportStyle.HONEST : null;
-    this.body = ("backend-" + index + "\n").getBytes(StandardCharsets.US_ASCII);
+    this.body = (name() + "\n").getBytes(StandardCharsets.US_ASCII);
   }
 
   /** Starts on a port the OS picks. */
@@ -285,6 +285,15 @@ final class Backend implements AutoCloseable {
 
   int index() {
     return index;
+  }
+
+  /**
+   * {@code backend-<index>}: the name the lab's tables, the response body and the balancers' target
+   * ids give this backend. It does not change with the port, so a key strategy that hashes target ids
+   * places the keys the same way in every run.
+   */
+  String name() {
+    return "backend-" + index;
   }
 
   int port() {

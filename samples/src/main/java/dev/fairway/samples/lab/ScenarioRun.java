@@ -96,6 +96,11 @@ final class ScenarioRun {
     this.strategy = strategy;
   }
 
+  /** User {@code user}'s name (0-based): its {@value #USER_HEADER} header, the key strategies' affinity key. */
+  static String userName(int user) {
+    return "user-" + user;
+  }
+
   static boolean usesKeys(String strategy) {
     return strategy.equals("key-affinity") || strategy.equals("consistent-hash");
   }
@@ -241,7 +246,7 @@ final class ScenarioRun {
    * One client of {@code --client okhttp}, {@code jdk} or {@code hc5}: its own registry and balancer
    * (the same for the three), and its own HTTP client of that kind.
    */
-  private LabClient newFairwayLabClient(Backend[] backends, int usersPerClient, OkHttpClient probeClient) {
+  LabClient newFairwayLabClient(Backend[] backends, int usersPerClient, OkHttpClient probeClient) {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     LoadBalancer balancer = newBalancer(backends, registry, probeClient);
     try {
@@ -269,11 +274,21 @@ final class ScenarioRun {
     return sum;
   }
 
-  private LoadBalancer newBalancer(Backend[] backends, MeterRegistry registry, OkHttpClient probeClient) {
+  /**
+   * The balancer of one client. Its targets are the backends at {@code 127.0.0.1:<port>}, each with
+   * its admin port in the metadata and the id {@code backend-1} .. {@code backend-N} in backend order
+   * ({@link Backend#name}): the ports are new in every run, and {@code consistent-hash} places a key
+   * on a ring by target id, so with the default {@code host:port} ids every run (and every client of
+   * {@code --client okhttp,jdk,hc5}) would spread the users over the backends, 6:3:2:1 apart in speed,
+   * in a new way. The clients route by the target's host and port, never by its id; the lab finds a
+   * backend by its port ({@link #inFlight}) or its {@value Backend#BACKEND_HEADER} reply.
+   */
+  LoadBalancer newBalancer(Backend[] backends, MeterRegistry registry, OkHttpClient probeClient) {
     Target[] targets = new Target[backends.length];
     for (int i = 0; i < backends.length; i++) {
       Target t =
           Target.of("127.0.0.1", backends[i].port())
+              .withId(backends[i].name())
               .withMetadata(Map.of(ADMIN_PORT, Integer.toString(backends[i].adminPort())));
       targets[i] = strategy.equals("weighted-round-robin") ? t.withWeight(WRR_WEIGHTS[i]) : t;
       if (scenario == Scenario.ZONES) {
@@ -608,7 +623,7 @@ final class ScenarioRun {
     }
 
     private void loop(int user) {
-      LabClient.Call call = clients[user % clients.length].caller("user-" + user);
+      LabClient.Call call = clients[user % clients.length].caller(userName(user));
       for (long calls = 0; running && calls < MAX_CALLS_PER_USER; ) {
         if (user >= active) {
           synchronized (gate) {
