@@ -194,7 +194,9 @@ final class SpringLabClient implements LabClient {
     for (int i = 0; i < backends.length; i++) {
       String prefix = instances + "[" + i + "].";
       p.put(prefix + "uri", "http://127.0.0.1:" + backends[i].port());
-      p.put(prefix + "instance-id", "127.0.0.1:" + backends[i].port());
+      // The target's id in the starter's balancer: the backend's name, as ScenarioRun#newBalancer
+      // gives it, so consistent-hash places the users the same way whatever ports the backends got.
+      p.put(prefix + "instance-id", backends[i].name());
       p.put(prefix + "metadata." + ScenarioRun.ADMIN_PORT, Integer.toString(backends[i].adminPort()));
       if (strategy.equals("weighted-round-robin")) {
         p.put(prefix + "metadata.weight", Integer.toString(ScenarioRun.WRR_WEIGHTS[i]));

@@ -9,6 +9,7 @@ import dev.fairway.lb.TargetStatus;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import okhttp3.ConnectionPool;
 import okhttp3.OkHttpClient;
@@ -19,8 +20,9 @@ import org.junit.jupiter.api.Test;
  * The lab's targets are {@code backend-1} .. {@code backend-4} whatever ports the backends got, so
  * {@code consistent-hash} (a ring over target ids) places the lab's users on the same backends in
  * every run and through every client, and the three Fairway clients still route each call by the
- * target's address. Balancers and clients are built by {@link ScenarioRun} itself, over real
- * loopback backends; no timed lab runs here.
+ * target's address; the Spring clients' instances carry the same names as instance ids. Balancers
+ * and clients are built by {@link ScenarioRun} itself, over real loopback backends; no timed lab
+ * runs here.
  */
 class LabTargetIdsTest {
   private static final String STRATEGY = "consistent-hash";
@@ -68,6 +70,21 @@ class LabTargetIdsTest {
       }
       assertThat(seen).containsExactlyInAnyOrderElementsOf(expected);
     }
+  }
+
+  /** {@code --client spring}: the starter's targets take their ids from the instance ids (its {@code InstanceTargets}). */
+  @Test
+  void springInstances_haveTheBackendsNamesAsInstanceIds() throws Exception {
+    Backend[] backends = backends();
+    Map<String, Object> properties = SpringLabClient.properties(0, STRATEGY, backends, LabOptions.parse("--client", "spring"));
+    List<String> seen = new ArrayList<>();
+    List<String> expected = new ArrayList<>();
+    for (int i = 0; i < backends.length; i++) {
+      String prefix = "spring.cloud.discovery.client.simple.instances." + ScenarioRun.SERVICE + "[" + i + "].";
+      seen.add(properties.get(prefix + "instance-id") + " " + properties.get(prefix + "uri"));
+      expected.add("backend-" + (i + 1) + " http://127.0.0.1:" + backends[i].port());
+    }
+    assertThat(seen).containsExactlyElementsOf(expected);
   }
 
   /**
