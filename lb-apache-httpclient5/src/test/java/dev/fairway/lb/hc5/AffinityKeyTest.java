@@ -72,6 +72,15 @@ class AffinityKeyTest {
     assertThat(AffinityKey.clientIp().apply(request())).isNull();
   }
 
+  /** The first of each repeated header, as lb-okhttp's and the JDK's {@code clientIp()} read them. */
+  @Test
+  void clientIp_repeatedHeaders_readsTheFirstOfEach() {
+    assertThat(AffinityKey.clientIp().apply(
+        request("X-Forwarded-For", "203.0.113.7, 10.0.0.1", "X-Forwarded-For", "10.0.0.2"))).isEqualTo("203.0.113.7");
+    assertThat(AffinityKey.clientIp().apply(request("X-Real-IP", "198.51.100.4", "X-Real-IP", "10.9.9.9")))
+        .isEqualTo("198.51.100.4");
+  }
+
   @Test
   void header_firstValueCaseInsensitive_nullWhenAbsentOrEmpty() {
     AffinityKey key = AffinityKey.header(" X-User ");

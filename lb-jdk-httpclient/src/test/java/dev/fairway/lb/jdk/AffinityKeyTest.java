@@ -73,6 +73,17 @@ class AffinityKeyTest {
     assertThat(AffinityKey.clientIp().apply(request().build())).isNull();
   }
 
+  /** The first of each repeated header, as lb-okhttp's and HttpClient 5's {@code clientIp()} read them. */
+  @Test
+  void clientIp_repeatedHeaders_readsTheFirstOfEach() {
+    assertThat(AffinityKey.clientIp().apply(request()
+        .header("X-Forwarded-For", "203.0.113.7, 10.0.0.1").header("X-Forwarded-For", "10.0.0.2").build()))
+        .isEqualTo("203.0.113.7");
+    assertThat(AffinityKey.clientIp().apply(request()
+        .header("X-Real-IP", "198.51.100.4").header("X-Real-IP", "10.9.9.9").build()))
+        .isEqualTo("198.51.100.4");
+  }
+
   @Test
   void header_firstValueCaseInsensitive_nullWhenAbsentOrEmpty() {
     AffinityKey key = AffinityKey.header(" X-User ");

@@ -1,6 +1,7 @@
 package dev.fairway.lb.okhttp;
 
 import dev.fairway.lb.internal.AffinityHeaders;
+import okhttp3.Headers;
 import okhttp3.Request;
 import org.jspecify.annotations.Nullable;
 
@@ -24,7 +25,23 @@ final class AffinityKeys {
 
   private static @Nullable String clientIp(Request request) {
     return AffinityHeaders.clientIp(
-        request.header(AffinityHeaders.FORWARDED_FOR), request.header(AffinityHeaders.REAL_IP));
+        firstValue(request, AffinityHeaders.FORWARDED_FOR), firstValue(request, AffinityHeaders.REAL_IP));
+  }
+
+  /**
+   * The first value of header {@code name} (case-insensitive) in the request's order, or null: what
+   * the JDK's {@code HttpHeaders.firstValue} and HttpClient 5's {@code getFirstHeader} return, so a
+   * repeated header gives the same key through the three clients. Not OkHttp's {@code
+   * Request.header(name)}, which returns the last value. No allocation.
+   */
+  static @Nullable String firstValue(Request request, String name) {
+    Headers headers = request.headers();
+    for (int i = 0, n = headers.size(); i < n; i++) {
+      if (headers.name(i).equalsIgnoreCase(name)) {
+        return headers.value(i);
+      }
+    }
+    return null;
   }
 
   /** Cookie headers look like {@code a=1; b="2"}; there may be several: the first that names the cookie counts. */

@@ -34,6 +34,32 @@ class AffinityKeyTest {
     assertThat(key.apply(request().build())).isNull();
   }
 
+  /**
+   * OkHttp's own {@code Request.header(name)} returns a repeated header's last value; the key is the
+   * first, as {@code dev.fairway.lb.jdk.AffinityKey} ({@code HttpHeaders.firstValue}) and {@code
+   * dev.fairway.lb.hc5.AffinityKey} ({@code getFirstHeader}) read it, so one request gives one key
+   * through the three clients.
+   */
+  @Test
+  void header_repeated_givesTheFirstValue_notOkHttpsLast() {
+    AffinityKey key = AffinityKey.header("X-User");
+    Request twice = request().addHeader("X-User", "alice").addHeader("x-user", "bob").build();
+    assertThat(twice.header("X-User")).isEqualTo("bob");
+    assertThat(key.apply(twice)).isEqualTo("alice");
+    // The first value decides even when it is empty: no key, as through the other two clients.
+    assertThat(key.apply(request().addHeader("X-User", "").addHeader("X-User", "bob").build())).isNull();
+  }
+
+  @Test
+  void clientIp_repeatedHeaders_readsTheFirstOfEach() {
+    Request r = request()
+        .addHeader("X-Forwarded-For", "203.0.113.7, 10.0.0.1").addHeader("X-Forwarded-For", "10.0.0.2")
+        .build();
+    assertThat(AffinityKey.clientIp().apply(r)).isEqualTo("203.0.113.7");
+    Request realIps = request().addHeader("X-Real-IP", "198.51.100.4").addHeader("X-Real-IP", "10.9.9.9").build();
+    assertThat(AffinityKey.clientIp().apply(realIps)).isEqualTo("198.51.100.4");
+  }
+
   @Test
   void cookie_findsNamedCookieAcrossHeaders() {
     AffinityKey key = AffinityKey.cookie("session");
