@@ -99,4 +99,18 @@ public class PickBenchmark {
     p.success();
     return p.target();
   }
+
+  /**
+   * A call that carries a load report, as every call does behind a server that sends them: the
+   * pick (which reads the targets' fresh reports as far as the trust model believes them), the
+   * report (judged on the report path) and the success. Every target's reports are fresh throughout,
+   * since each call refreshes its target's.
+   */
+  @Benchmark
+  public Target pickReportSuccess(KeyCursor keys) throws NoTargetAvailableException {
+    Pick p = balancer.pick(keyed ? keys.next() : null);
+    p.reportLoad(0.5, 4);
+    p.success();
+    return p.target();
+  }
 }
