@@ -1,7 +1,6 @@
 package dev.fairway.lb.okhttp;
 
 import dev.fairway.lb.internal.AffinityHeaders;
-import okhttp3.Headers;
 import okhttp3.Request;
 import org.jspecify.annotations.Nullable;
 
@@ -28,20 +27,9 @@ final class AffinityKeys {
         firstValue(request, AffinityHeaders.FORWARDED_FOR), firstValue(request, AffinityHeaders.REAL_IP));
   }
 
-  /**
-   * The first value of header {@code name} (case-insensitive) in the request's order, or null: what
-   * the JDK's {@code HttpHeaders.firstValue} and HttpClient 5's {@code getFirstHeader} return, so a
-   * repeated header gives the same key through the three clients. Not OkHttp's {@code
-   * Request.header(name)}, which returns the last value. No allocation.
-   */
+  /** The first value of header {@code name} in the request ({@link FirstHeader}), or null. */
   static @Nullable String firstValue(Request request, String name) {
-    Headers headers = request.headers();
-    for (int i = 0, n = headers.size(); i < n; i++) {
-      if (headers.name(i).equalsIgnoreCase(name)) {
-        return headers.value(i);
-      }
-    }
-    return null;
+    return FirstHeader.value(request.headers(), name);
   }
 
   /** Cookie headers look like {@code a=1; b="2"}; there may be several: the first that names the cookie counts. */

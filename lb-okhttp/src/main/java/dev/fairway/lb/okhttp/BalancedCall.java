@@ -165,7 +165,7 @@ final class BalancedCall {
           }
         }
       }
-      answered.responded(response.code(), response.header(LoadReportHeader.NAME));
+      answered.responded(response.code(), FirstHeader.value(response.headers(), LoadReportHeader.NAME));
       if (resendable && attempts < interceptor.retries.maxAttempts()) {
         prefetchSmallBody(response);
       }

@@ -126,7 +126,7 @@ final class RaceLeg extends EventListener implements Function0<RaceLeg> {
       if (usable()) {
         attempt.superseded(true); // its server answered: the slot is free
       } else {
-        attempt.responded(r.code(), r.header(LoadReportHeader.NAME));
+        attempt.responded(r.code(), FirstHeader.value(r.headers(), LoadReportHeader.NAME));
         attempt.complete(null);
       }
       r.close();

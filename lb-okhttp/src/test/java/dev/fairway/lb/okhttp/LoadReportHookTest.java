@@ -39,8 +39,10 @@ class LoadReportHookTest {
     backends = closer.add(Backends.start(1, i -> request -> {
       Object[] a = answer.get();
       MockResponse.Builder r = new MockResponse.Builder().code((Integer) a[0]).body("x");
-      if (a[1] != null) {
-        r.addHeader(LoadReportHeader.NAME, (String) a[1]);
+      for (int k = 1; k < a.length; k++) {
+        if (a[k] != null) {
+          r.addHeader(LoadReportHeader.NAME, (String) a[k]);
+        }
       }
       return r.build();
     }));
@@ -74,6 +76,21 @@ class LoadReportHookTest {
     assertThat(status().reportedInFlight()).isEqualTo(5.0);
     assertThat(reports("parsed")).isEqualTo(1.0);
     assertThat(reports("malformed")).isZero();
+  }
+
+  /**
+   * A response with the header twice: the first value is the report, as through the JDK's client and
+   * HttpClient 5 ({@code firstValue}, {@code getFirstHeader}). Before, OkHttp's {@code
+   * Response.header} gave the last one.
+   */
+  @Test
+  void aRepeatedReportHeader_readsItsFirstValue() throws Exception {
+    start(3);
+    answer.set(new Object[] {200, "TEXT application_utilization=0.25, named_metrics.rif=2",
+        "TEXT application_utilization=0.75, named_metrics.rif=6"});
+    assertThat(get()).isEqualTo(200);
+    assertThat(status().reportedUtilization()).isEqualTo(0.25);
+    assertThat(status().reportedInFlight()).isEqualTo(2.0);
   }
 
   @Test
