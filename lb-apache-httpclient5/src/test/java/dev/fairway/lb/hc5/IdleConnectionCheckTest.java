@@ -125,8 +125,14 @@ class IdleConnectionCheckTest {
 
     private void serve() {
       while (!listener.isClosed()) {
-        try (Socket socket = listener.accept()) {
-          accepted++;
+        Socket socket;
+        try {
+          socket = listener.accept();
+        } catch (IOException e) {
+          return; // closed
+        }
+        accepted++;
+        try {
           socket.setTcpNoDelay(true);
           socket.setSoTimeout(5_000);
           InputStream in = new BufferedInputStream(socket.getInputStream());
@@ -137,22 +143,33 @@ class IdleConnectionCheckTest {
             out.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".getBytes(StandardCharsets.ISO_8859_1));
             out.flush();
           }
-          socket.close();
-          closed.add(socket);
         } catch (IOException e) {
-          // closed listener, or a client that went away
+          // a client that went away: closed below all the same
+        } finally {
+          closeQuietly(socket);
+          closed.add(socket); // after close(): its FIN is on its way to the client
         }
       }
     }
 
-    /** One request read whole; its call id, or null if the stream ended first. */
+    private static void closeQuietly(Socket socket) {
+      try {
+        socket.close();
+      } catch (IOException e) {
+        // nothing left to do with it
+      }
+    }
+
+    /** One request read whole; its call id ("" if none), or null if the stream ended first. */
     private static String readRequest(InputStream in) throws IOException {
-      String id = null;
+      if (readLine(in) == null) { // the request line
+        return null;
+      }
+      String id = "";
       long length = 0;
       for (String line = readLine(in); line != null && !line.isEmpty(); line = readLine(in)) {
         int colon = line.indexOf(':');
         if (colon <= 0) {
-          id = id == null ? "" : id; // the request line
           continue;
         }
         String name = line.substring(0, colon).trim().toLowerCase(Locale.ROOT);
