@@ -70,6 +70,12 @@ import org.jspecify.annotations.Nullable;
  * what the first copy's chain made of it) with the hedge target's authority ({@link #sendCopy}).
  */
 final class BalancedExchange implements BooleanSupplier {
+  /**
+   * Pooled connections found closed by the server ({@link IdleConnectionCheck}) that one send skips
+   * before it gives up: each is discarded, so the pool soon opens a new connection; a bound all the same.
+   */
+  static final int MAX_STALE_CONNECTIONS = 100;
+
   private final ClassicHttpRequest request;
   private final ExecChain.Scope scope;
   private final ExecChain chain;
@@ -258,7 +264,16 @@ final class BalancedExchange implements BooleanSupplier {
   ClassicHttpResponse send(Attempt attempt, ExecRuntime runtime, HttpClientContext context)
       throws IOException, HttpException {
     TargetRoutes.Entry to = route.targets.of(attempt.target());
-    return chain.proceed(aimAt(to), scopeFor(to, runtime, context));
+    for (int stale = 0; ; stale++) {
+      try {
+        return chain.proceed(aimAt(to), scopeFor(to, runtime, context));
+      } catch (IdleConnectionCheck.StaleConnectionException e) {
+        if (stale >= MAX_STALE_CONNECTIONS) {
+          throw e;
+        }
+        // Not sent: the connection was discarded below, and the pool gives the next one (or a new one).
+      }
+    }
   }
 
   /**
@@ -269,7 +284,15 @@ final class BalancedExchange implements BooleanSupplier {
   ClassicHttpResponse sendCopy(Attempt attempt, ExecRuntime runtime, HttpClientContext context)
       throws IOException, HttpException {
     TargetRoutes.Entry to = route.targets.of(attempt.target());
-    return chain.proceed(copyFor(to), scopeFor(to, runtime, context));
+    for (int stale = 0; ; stale++) {
+      try {
+        return chain.proceed(copyFor(to), scopeFor(to, runtime, context));
+      } catch (IdleConnectionCheck.StaleConnectionException e) {
+        if (stale >= MAX_STALE_CONNECTIONS) {
+          throw e;
+        }
+      }
+    }
   }
 
   /**

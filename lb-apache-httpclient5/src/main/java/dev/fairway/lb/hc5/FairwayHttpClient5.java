@@ -66,6 +66,23 @@ import org.jspecify.annotations.Nullable;
  * #customize(HttpClientBuilder, HttpRequestRetryStrategy)}) about every other request. Set no retry
  * strategy on the builder after {@code customize}: it would replace this one.
  *
+ * <h2>Pooled connections the server closed (classic client)</h2>
+ *
+ * HttpClient's pool checks an idle connection before it reuses it only after {@code
+ * validateAfterInactivity} (2 s by default), and many servers close idle keep-alive connections
+ * sooner (nginx's {@code keepalive_timeout}): a request written on such a connection gets no
+ * response ({@code NoHttpResponseException}), and a POST must not be sent again. A plain client
+ * sends a host's calls over that host's freshest connection; Fairway splits them over several
+ * targets, and its balancer now and then sends to a target it has not used for a while, so
+ * Fairway's connections sit idle longer than the plain client's. So {@link #customize} also sets
+ * the builder's request executor to one that, for a balanced request on a connection idle for 1 s
+ * or more, first runs HttpClient's stale check (a read of at most 1 ms) and, if the server closed
+ * the connection, drops it and sends the request on another connection of the same target: nothing
+ * was written, so this holds for every method, costs no attempt and charges no target. A server
+ * closing a connection at the very moment a request goes out on it is still a failure, as for the
+ * plain client. Requests Fairway does not balance go out unchecked. Set no request executor on the
+ * builder after {@code customize}: it would replace this one.
+ *
  * <h2>What it does to a request</h2>
  *
  * <ul>
@@ -131,6 +148,7 @@ public final class FairwayHttpClient5 {
   private final BalancingAsyncExecHandler asyncHandler;
 
   private final @Nullable Hedger hedger; // null: no hedging
+  private final IdleConnectionCheck idleCheck;
 
   private FairwayHttpClient5(Builder b) {
     HedgingPolicy policy = b.hedging;
@@ -148,6 +166,7 @@ public final class FairwayHttpClient5 {
     RetryRule retries = new RetryRule(b.maxAttempts(), b.retryStatusCodes(), b.backoff());
     this.handler = new BalancingExecHandler(routes, retries, b.bufferBodiesUpTo(), b.sleeper, b.affinityKey);
     this.asyncHandler = new BalancingAsyncExecHandler(handler);
+    this.idleCheck = new IdleConnectionCheck(b.ticker);
   }
 
   public static Builder builder() {
@@ -155,10 +174,11 @@ public final class FairwayHttpClient5 {
   }
 
   /**
-   * Adds Fairway's handler to {@code builder}'s exec chain (before {@code PROTOCOL}) and sets its
+   * Adds Fairway's handler to {@code builder}'s exec chain (before {@code PROTOCOL}), sets its
    * retry strategy to one that leaves the exchanges Fairway balances to Fairway and asks {@link
-   * DefaultHttpRequestRetryStrategy#INSTANCE} about every other request (see the class
-   * documentation). Returns {@code builder}.
+   * DefaultHttpRequestRetryStrategy#INSTANCE} about every other request, and sets its request
+   * executor to one that checks a balanced request's pooled connection after 1 s idle (see the
+   * class documentation). Returns {@code builder}.
    */
   public HttpClientBuilder customize(HttpClientBuilder builder) {
     return customize(builder, DefaultHttpRequestRetryStrategy.INSTANCE);
@@ -173,7 +193,8 @@ public final class FairwayHttpClient5 {
     Args.requireArgument(otherRequests != null, "otherRequests", null, "an HttpRequestRetryStrategy");
     return builder
         .addExecInterceptorBefore(ChainElement.PROTOCOL.name(), EXEC_NAME, handler)
-        .setRetryStrategy(new BalancedRetryStrategy(otherRequests));
+        .setRetryStrategy(new BalancedRetryStrategy(otherRequests))
+        .setRequestExecutor(idleCheck);
   }
 
   /**

@@ -43,10 +43,14 @@ import org.junit.jupiter.api.TestReporter;
  * turns out closed. HttpClient 5 does not: its default retry strategy resends no POST after an I/O
  * error, so a POST sent on a connection nginx closes at that moment fails with a {@link
  * NoHttpResponseException} (or a reset) through the plain client and through Fairway too, which
- * resends no request that may have reached a server unless it is idempotent. So the test asserts
+ * resends no request that may have reached a server unless it is idempotent. Fairway splits the
+ * calls over two targets, so its connections sit idle longer than the plain client's; it checks a
+ * balanced request's connection idle for 1 s or more before writing on it ({@link
+ * IdleConnectionCheck}), which HttpClient's pool does only after 2 s. A POST on a connection nginx
+ * closes at the moment it goes out still fails, through either client. So the test asserts
  * that every POST that failed through Fairway failed that way and was never answered by nginx, and
  * that nothing else failed: no status, no timeout, no "no target available", no POST answered twice.
- * The counts of both clients are printed side by side.
+ * The counts of both clients are printed side by side (docs/results/2026-12-07-hc5-nginx-never-worse.md).
  *
  * <p>Bounded: {@code fairway.nginx.threads} threads per client (default 3) for {@code
  * fairway.nginx.seconds} (default 10). The issue's measurement is {@code -Dfairway.nginx.threads=20
