@@ -1,5 +1,6 @@
 package dev.fairway.lb.jdk;
 
+import static dev.fairway.lb.testing.Eventually.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -137,6 +138,9 @@ class CallMetersTest {
       call.cancel(true);
 
       assertThatThrownBy(call::join).isInstanceOf(CancellationException.class);
+      // The caller's future is cancelled at once; the attempt is settled (and timed) when the JDK's
+      // own exchange has ended, on its executor, a moment later.
+      eventually("the cancelled attempt was timed", () -> !requests().isEmpty() && inFlight(lb) == 0);
       assertThat(requests()).containsExactly(Map.entry("127.0.0.1:" + server.port() + " cancelled", 1L));
       assertThat(registry.find("fairway.retries").counters()).isEmpty();
       assertThat(inFlight(lb)).isZero();
