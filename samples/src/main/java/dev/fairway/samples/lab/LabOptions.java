@@ -53,6 +53,8 @@ public final class LabOptions {
   final int runs;
   /** {@code --cells core}: {@link ReportsLab#core} cells only. */
   final boolean coreCells;
+  /** {@code --cells NAME,...}: only the conditions of these names ({@link ReportsLab#CONDITION_NAMES}); empty: all. */
+  final List<String> onlyCells;
 
   /** A copy for one cell of {@link ReportsLab}: K clients, reports on or off, the honest style, the liar. */
   private LabOptions(LabOptions o, int clients, boolean loadReports, LoadReportStyle style, LoadReportStyle liar) {
@@ -76,6 +78,7 @@ public final class LabOptions {
     this.liar = liar;
     this.runs = o.runs;
     this.coreCells = o.coreCells;
+    this.onlyCells = o.onlyCells;
   }
 
   LabOptions forReportsCell(int clients, boolean loadReports, LoadReportStyle style, LoadReportStyle liar) {
@@ -104,6 +107,7 @@ public final class LabOptions {
     this.liar = o.liar;
     this.runs = o.runs;
     this.coreCells = o.coreCells;
+    this.onlyCells = o.onlyCells;
   }
 
   /** These options for the runs through {@code kind}, one of {@link #clientKinds}. */
@@ -118,6 +122,7 @@ public final class LabOptions {
     this.liar = null;
     this.runs = b.runs;
     this.coreCells = b.coreCells;
+    this.onlyCells = List.copyOf(b.onlyCells);
     this.scenarios = List.copyOf(b.scenarios);
     this.clientKinds = List.copyOf(b.clientKinds);
     this.client = clientKinds.get(0);
@@ -293,13 +298,39 @@ public final class LabOptions {
     private LoadReportStyle reportStyle = LoadReportStyle.HONEST;
     private int runs = 1;
     private boolean coreCells;
+    private List<String> onlyCells = List.of();
 
-    /** {@code --cells}: {@code full} (every cell of the reports scenario) or {@code core} ({@link ReportsLab#core}). */
+    /**
+     * {@code --cells}: {@code full} (every cell of the reports scenario), {@code core} ({@link
+     * ReportsLab#core}), or a comma-separated list of condition names ({@link
+     * ReportsLab#CONDITION_NAMES}, e.g. {@code "none,honest tomcat-200"}): those conditions only, at
+     * every client count and strategy, for probing one cell without the rest.
+     */
     public Builder cells(String text) {
       switch (text) {
-        case "full" -> coreCells = false;
-        case "core" -> coreCells = true;
-        default -> throw new UsageException("--cells: \"" + text + "\" (expected: full or core)");
+        case "full" -> {
+          coreCells = false;
+          onlyCells = List.of();
+        }
+        case "core" -> {
+          coreCells = true;
+          onlyCells = List.of();
+        }
+        default -> {
+          List<String> names = new ArrayList<>();
+          for (String part : text.split(",", -1)) {
+            String name = part.trim();
+            if (!ReportsLab.CONDITION_NAMES.contains(name)) {
+              throw new UsageException("--cells: \"" + text + "\" (expected: full, core, or a comma-separated list of "
+                  + String.join(", ", ReportsLab.CONDITION_NAMES) + ")");
+            }
+            if (!names.contains(name)) {
+              names.add(name);
+            }
+          }
+          coreCells = false;
+          onlyCells = names;
+        }
       }
       return this;
     }

@@ -88,9 +88,12 @@ final class LoadReportStyle {
   /**
    * Parses {@code --report-style}: a comma-separated list of {@code uncapped|capped},
    * {@code rif-excludes-answered|rif-counts-answered} and {@code workers|no-workers}, each at most
-   * once; what is not named stays as in {@link #HONEST}.
+   * once; what is not named stays as in {@link #HONEST}. Or {@code tomcat-200} alone: {@link #TOMCAT}.
    */
   static LoadReportStyle parse(String text) {
+    if (text.trim().equals(TOMCAT.toString())) {
+      return TOMCAT;
+    }
     Boolean capped = null;
     Boolean countsAnswered = null;
     Boolean sendsWorkers = null;
@@ -118,7 +121,8 @@ final class LoadReportStyle {
 
   private static IllegalArgumentException invalid(String text) {
     return new IllegalArgumentException("--report-style: \"" + text + "\" (expected: a comma-separated list of"
-        + " uncapped|capped, rif-excludes-answered|rif-counts-answered, workers|no-workers, each at most once)");
+        + " uncapped|capped, rif-excludes-answered|rif-counts-answered, workers|no-workers, each at most once;"
+        + " or tomcat-200 alone)");
   }
 
   /**

@@ -8,6 +8,8 @@ import static org.assertj.core.api.Assertions.within;
 import dev.fairway.lb.HedgingPolicy;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class LabOptionsTest {
@@ -129,6 +131,39 @@ class LabOptionsTest {
     assertThat(o.coreCells).isTrue();
     assertThat(ReportsLab.strategies(o)).containsExactly("least-queueing"); // round robin reads no reports
     assertThatThrownBy(() -> LabOptions.parse("--runs", "0")).hasMessage("--runs: 0 (expected: 1..20)");
-    assertThatThrownBy(() -> LabOptions.parse("--cells", "most")).hasMessage("--cells: \"most\" (expected: full or core)");
+    String expected = " (expected: full, core, or a comma-separated list of none, honest A, honest B,"
+        + " honest tomcat-200, liar rif=1, liar rif=0, frozen)";
+    assertThatThrownBy(() -> LabOptions.parse("--cells", "most")).hasMessage("--cells: \"most\"" + expected);
+    assertThatThrownBy(() -> LabOptions.parse("--cells", "none,honest C")).hasMessage("--cells: \"none,honest C\"" + expected);
+  }
+
+  @Test
+  void reportsCells_byName_keepOnlyThoseConditions_atEveryClientCount() {
+    LabOptions o = LabOptions.parse("--scenario", "reports", "--cells", "honest tomcat-200, none,none");
+    assertThat(o.onlyCells).containsExactly("honest tomcat-200", "none");
+    List<String> kept = new ArrayList<>();
+    for (int clients : ReportsLab.CLIENTS) {
+      for (ReportsLab.Condition c : ReportsLab.conditions(8)) {
+        if (ReportsLab.chosen(o, clients, c)) {
+          kept.add(clients + " " + c.name());
+        }
+      }
+    }
+    assertThat(kept).containsExactly("1 none", "1 honest tomcat-200", "50 none", "50 honest tomcat-200");
+    assertThat(ReportsLab.conditions(8)).extracting(ReportsLab.Condition::name)
+        .containsExactlyElementsOf(ReportsLab.CONDITION_NAMES);
+    LabOptions core = LabOptions.parse("--cells", "core");
+    LabOptions full = LabOptions.parse("--cells", "honest A", "--cells", "full");
+    assertThat(full.onlyCells).isEmpty();
+    int coreCount = 0;
+    int fullCount = 0;
+    for (int clients : ReportsLab.CLIENTS) {
+      for (ReportsLab.Condition c : ReportsLab.conditions(8)) {
+        coreCount += ReportsLab.chosen(core, clients, c) ? 1 : 0;
+        fullCount += ReportsLab.chosen(full, clients, c) ? 1 : 0;
+      }
+    }
+    assertThat(fullCount).isEqualTo(14);
+    assertThat(coreCount).isEqualTo(9); // 1 client: none and the three honest styles; 50: none, B and the three liars
   }
 }

@@ -126,7 +126,7 @@ class LiarScenarioTest {
   @Test
   void reportStyle_rejectsUnknownAndRepeatedWords() {
     String expected = " (expected: a comma-separated list of uncapped|capped, rif-excludes-answered|rif-counts-answered,"
-        + " workers|no-workers, each at most once)";
+        + " workers|no-workers, each at most once; or tomcat-200 alone)";
     assertThatThrownBy(() -> LabOptions.parse("--report-style", "capped,uncapped"))
         .isInstanceOf(LabOptions.UsageException.class).hasMessage("--report-style: \"capped,uncapped\"" + expected);
     assertThatThrownBy(() -> LabOptions.parse("--report-style", "cpu"))
@@ -136,6 +136,10 @@ class LiarScenarioTest {
     assertThat(LabOptions.parse("--report-style", "no-workers,capped").reportStyle)
         .hasToString("capped,rif-excludes-answered,no-workers");
     assertThat(LabOptions.parse().reportStyle).isSameAs(LoadReportStyle.HONEST);
+    // The starter's filter on Tomcat, which the reports scenario runs as a cell, for steady too.
+    assertThat(LabOptions.parse("--report-style", "tomcat-200").reportStyle).isSameAs(LoadReportStyle.TOMCAT);
+    assertThatThrownBy(() -> LabOptions.parse("--report-style", "tomcat-200,capped"))
+        .isInstanceOf(LabOptions.UsageException.class).hasMessage("--report-style: \"tomcat-200,capped\"" + expected);
   }
 
   @Test
