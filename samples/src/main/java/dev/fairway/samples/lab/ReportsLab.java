@@ -46,22 +46,21 @@ final class ReportsLab {
     this.progress = progress;
   }
 
-  /** The conditions' names, in the table's order ({@code --cells} takes them). */
-  static final List<String> CONDITION_NAMES =
-      List.of("none", "honest A", "honest B", "honest tomcat-200", "liar rif=1", "liar rif=0", "frozen");
-
   static List<Condition> conditions(int workers) {
     LoadReportStyle a = LoadReportStyle.parse("capped,rif-counts-answered,no-workers");
     LoadReportStyle b = LoadReportStyle.HONEST;
     return List.of(
-        new Condition(CONDITION_NAMES.get(0), null, null),
-        new Condition(CONDITION_NAMES.get(1), a, null),
-        new Condition(CONDITION_NAMES.get(2), b, null),
-        new Condition(CONDITION_NAMES.get(3), LoadReportStyle.TOMCAT, null),
-        new Condition(CONDITION_NAMES.get(4), b, LoadReportStyle.LIAR),
-        new Condition(CONDITION_NAMES.get(5), b, LoadReportStyle.LIAR_ZERO),
-        new Condition(CONDITION_NAMES.get(6), b, LoadReportStyle.frozen(b, workers)));
+        new Condition("none", null, null),
+        new Condition("honest A", a, null),
+        new Condition("honest B", b, null),
+        new Condition("honest tomcat-200", LoadReportStyle.TOMCAT, null),
+        new Condition("liar rif=1", b, LoadReportStyle.LIAR),
+        new Condition("liar rif=0", b, LoadReportStyle.LIAR_ZERO),
+        new Condition("frozen", b, LoadReportStyle.frozen(b, workers)));
   }
+
+  /** The conditions' names, in the table's order ({@code --cells} takes them). */
+  static final List<String> CONDITION_NAMES = conditions(8).stream().map(Condition::name).toList();
 
   /** Whether the run's {@code --cells} keeps condition {@code c} at {@code clients} clients. */
   static boolean chosen(LabOptions options, int clients, Condition c) {
