@@ -36,11 +36,10 @@ class BalancerMetrics {
   void panicPick() {}
 
   /**
-   * A load report from {@code t} was discarded: it claimed fewer calls than this balancer had there
-   * ({@code distrusted} false), or the target's reports are not used for a while (true); see
-   * {@link ReportPlausibility#record}.
+   * A load report from {@code t} claimed fewer calls than this balancer had there ({@link
+   * ReportJudge.Verdict#IMPLAUSIBLE}): read as this balancer's own count, and counted.
    */
-  void reportDiscarded(TrackedTarget t, boolean distrusted) {}
+  void reportImplausible(TrackedTarget t) {}
 
   void close() {}
 
@@ -70,8 +69,8 @@ class BalancerMetrics {
    * {@code fairway.targets{service,balancer,state}}, {@code fairway.ejections{service,balancer,target}},
    * {@code fairway.affinity.invalidations{service,balancer}}, {@code fairway.panic{service,balancer}},
    * {@code fairway.inflight{service,balancer,target}}, {@code fairway.load.reports{service,result}}
-   * with result {@code implausible} or {@code distrusted} (reports discarded by the plausibility
-   * rules, {@link ReportPlausibility#record}; the meter and its sharing, with the integrations that
+   * with result {@code implausible} (reports that claimed fewer calls than this balancer had there,
+   * {@link ReportJudge.Verdict#IMPLAUSIBLE}; the meter and its sharing, with the integrations that
    * count the {@code parsed} and {@code malformed} ones, belong to {@link LoadReportMeters}), and with zone-aware routing
    * {@code fairway.zone.spill{service,balancer}} (the share of calls the current snapshot sends out
    * of the local zone, 0..1; read from the published selector, so it costs the pick path nothing).
@@ -315,8 +314,8 @@ class BalancerMetrics {
     }
 
     @Override
-    void reportDiscarded(TrackedTarget t, boolean distrusted) {
-      loadReports.count(distrusted ? LoadReportMeters.Result.DISTRUSTED : LoadReportMeters.Result.IMPLAUSIBLE);
+    void reportImplausible(TrackedTarget t) {
+      loadReports.count(LoadReportMeters.Result.IMPLAUSIBLE);
     }
 
     @Override

@@ -18,12 +18,6 @@ final class Completions {
   private final OtherClients otherClients;
   private final BalancerMetrics metrics;
   private final ReportJudge judge;
-  /**
-   * The fastest successful answer any target gave this balancer, in nanoseconds; 0 until the first.
-   * Racy like the EWMA (a lost sample, never a corrupt one); it never rises. For {@link
-   * ReportPlausibility#record}'s rule on reports claiming more workers than the cap.
-   */
-  private volatile double fastestAnyNanos;
 
   Completions(BalancerContext context, AttachedStrategy strategy, PassiveHealthChecker passive, BalancerMetrics metrics) {
     this.ticker = context.ticker;
@@ -38,23 +32,19 @@ final class Completions {
 
   /**
    * A load report arrived on the response of a call sent at {@code startNanos} ({@code
-   * recordedLatencyNanos} if its latency was recorded, else -1): the judge weighs it for the
-   * strategies that compare counts ({@link ReportJudge#judge}), least queueing's rules judge it for
-   * that strategy ({@link ReportPlausibility#record}), and one those rules discard is counted.
-   * {@code inFlightAtPick} is this balancer's calls on the target when the call was sent, itself
-   * included.
+   * recordedLatencyNanos} if its latency was recorded, else -1): the target keeps it ({@link
+   * TargetLoad#recordReport}), the judge weighs it ({@link ReportJudge#judge}), and one that lies
+   * about our own calls there is counted.
    */
-  void report(TrackedTarget t, double utilization, double requestsInFlight, long startNanos, long recordedLatencyNanos,
-      int inFlightAtPick) {
+  void report(TrackedTarget t, double utilization, double requestsInFlight, long startNanos, long recordedLatencyNanos) {
     long now = ticker.getAsLong();
+    int own = t.inFlight;
+    if (!t.recordReport(utilization, requestsInFlight, own, now)) {
+      return;
+    }
     long latency = recordedLatencyNanos >= 0 ? recordedLatencyNanos : Math.max(0, now - startNanos);
-    judge.judge(t, requestsInFlight, t.inFlight, now, latency);
-    ReportPlausibility.Outcome result = ReportPlausibility.record(t, utilization, requestsInFlight, now, latency, startNanos, inFlightAtPick,
-        fastestAnyNanos);
-    if (result == ReportPlausibility.Outcome.IMPLAUSIBLE) {
-      metrics.reportDiscarded(t, false);
-    } else if (result == ReportPlausibility.Outcome.DISTRUSTED) {
-      metrics.reportDiscarded(t, true);
+    if (judge.judge(t, requestsInFlight, own, now, latency) == ReportJudge.Verdict.IMPLAUSIBLE) {
+      metrics.reportImplausible(t);
     }
   }
 
@@ -66,12 +56,7 @@ final class Completions {
     long now = ticker.getAsLong();
     long latency = recordedLatencyNanos >= 0 ? recordedLatencyNanos : Math.max(0, now - startNanos);
     t.recordLatency(latency, now, tauNanos);
-    t.recordSuccessLatency(latency, now, FleetLoad.workers(t, now, false) == FleetLoad.WorkerState.BUSY);
-    double fastest = Math.max(1.0, (double) latency);
-    double fastestAny = fastestAnyNanos;
-    if (fastestAny == 0.0 || fastest < fastestAny) { // written only when lower: no volatile store per call
-      fastestAnyNanos = fastest;
-    }
+    t.recordSuccessLatency(latency, now);
     // The learned-concurrency rule runs for every strategy, whichever is picking: least queueing
     // reads it, and so does the hedge's free-worker pick (LoadBalancer#pickWithFreeWorker).
     if (LearnedConcurrency.record(t, inFlightAtPick, latency, now)) {

@@ -3,17 +3,20 @@ package dev.fairway.lb;
 /**
  * The fleet-load reader: what a strategy or the free-worker pick reads of a target's load from
  * every client, as this balancer knows it. Three reads, each from the {@link TargetLoad} record
- * alone (the judges write it on the report path, {@link ReportJudge} and {@link
- * ReportPlausibility}; a read never changes it):
+ * alone (the report path writes it, {@link ReportJudge}; a read never changes it):
  *
  * <ul>
  *   <li>{@link #inFlight}: the calls at the target from every client, by its fresh report plus
- *       what this balancer sent since (least queueing's count);
+ *       what this balancer sent since;
  *   <li>{@link #load}: the same as far as the target's reports are trusted, the rest by this
  *       balancer's own traffic on the fleet's scale (least connections' and power of two choices'
  *       count, {@link ReportJudge}'s trust model);
  *   <li>{@link #workers}: whether a worker is free ({@link WorkerState}), read by least queueing's
- *       cold test and by the hedge's free-worker pick ({@link LoadBalancer#pickWithFreeWorker}).
+ *       cold test, and with {@link #workersForHedge} by the hedge's free-worker pick ({@link
+ *       LoadBalancer#pickWithFreeWorker}). From this balancer's own calls, except that the hedge
+ *       also believes a report of every worker busy: a report's claim of free workers is never
+ *       read, since in a fleet no client sees enough of a target to check it (the lab's reports
+ *       scenario).
  * </ul>
  *
  * <p>Stateless; every read is a few field reads, lock-free and allocation-free, fit for the pick
@@ -70,37 +73,33 @@ final class FleetLoad {
   }
 
   /**
-   * Whether {@code t} has a worker free at {@code nowNanos}, from the two signals least queueing's
-   * cold test reads, for any strategy:
-   *
-   * <ul>
-   *   <li>a fresh, kept load report with workers ({@link TargetLoad#reportedWorkers}, as {@link
-   *       ReportPlausibility#record} kept them): free while the calls in flight from every client
-   *       ({@link #inFlight}) are fewer than its workers, else busy; or one of utilization 0 with
-   *       none of our calls sent since: free;
-   *   <li>without one, if this balancer is its targets' only client ({@code alone}, see {@link
-   *       OtherClients}) and learned the target's concurrency from its own calls
-   *       ({@link LearnedConcurrency#record}, fed by every strategy's successes):
-   *       {@link LearnedConcurrency#freeByOwnCount} free, else busy.
-   * </ul>
-   *
-   * Anything else is {@link WorkerState#UNKNOWN}: in a fleet without load reports, or before the
-   * first answers, no count tells. Failures are not read here: passive health ejects a failing
-   * target, and the strategy's own choice among the targets left already weighs them.
+   * Whether {@code t} has a worker free at {@code nowNanos}, for least queueing's cold test and the
+   * hedge's free-worker pick: if this balancer is its targets' only client ({@code alone}, see
+   * {@link OtherClients}) and learned the target's concurrency from its own calls ({@link
+   * LearnedConcurrency#record}, fed by every strategy's successes), {@link
+   * LearnedConcurrency#freeByOwnCount} free, else busy. Anything else is {@link WorkerState#UNKNOWN}:
+   * in a fleet, or before the first answers, nothing this balancer sees itself tells. Load reports
+   * are not read: a claim of free workers that many clients hear draws them all at once, and one
+   * client's few calls there cannot check it. Failures are not read either: passive health ejects a
+   * failing target, and the strategy's own choice among the targets left already weighs them.
    */
   static WorkerState workers(TargetLoad t, long nowNanos, boolean alone) {
-    if (t.reportFresh(nowNanos, TargetLoad.REPORT_TTL_NANOS)) {
-      double workers = t.reportedWorkers;
-      if (workers > 0) {
-        return inFlight(t, nowNanos) < workers ? WorkerState.FREE : WorkerState.BUSY;
-      }
-      if (t.reportedUtilization == 0.0 && t.inFlight <= t.inFlightAtReport) {
-        return WorkerState.FREE;
-      }
-    }
     if (alone && t.learnedConcurrency > 0) {
       return LearnedConcurrency.freeByOwnCount(t, nowNanos) ? WorkerState.FREE : WorkerState.BUSY;
     }
     return WorkerState.UNKNOWN;
+  }
+
+  /**
+   * {@link #workers} for the hedge's free-worker pick, which first believes a fresh report that says
+   * every worker is busy (utilization 1 or more, ORCA's meaning): a claim against the target's own
+   * interest, which at worst costs it a hedge, and which keeps extra copies out of full queues that
+   * other clients filled. A report is never read as a free worker.
+   */
+  static WorkerState workersForHedge(TargetLoad t, long nowNanos, boolean alone) {
+    if (t.reportedUtilization >= 1.0 && t.reportFresh(nowNanos, TargetLoad.REPORT_TTL_NANOS)) {
+      return WorkerState.BUSY;
+    }
+    return workers(t, nowNanos, alone);
   }
 }

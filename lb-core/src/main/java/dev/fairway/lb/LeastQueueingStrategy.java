@@ -12,39 +12,38 @@ import org.jspecify.annotations.Nullable;
  * Keeping every target's workers busy and queueing the excess where service is fastest reaches the
  * limit.
  *
- * <p>So targets are classified first, as Google's Prequal does, by the worker state the hedge's
- * free-worker pick reads too ({@link FleetLoad#workers}). A target is <em>cold</em> while its
- * load report is fresh ({@link Pick#reportLoad}, at most 5 s old) and says a worker is free: its
- * calls in flight from every client (the report's count plus this balancer's calls since, {@link
- * FleetLoad#inFlight}) are fewer than its workers (the report's count / its utilization),
- * or it reported utilization 0 and this balancer sent it nothing since. Every other target is
- * <em>hot</em>, and so is one whose last call failed, whatever it reports (a fast 503 is no free
- * worker), with its cost multiplied by 4 for every failure in a row: measured by this balancer
- * alone, it would look cheap next to a reporting target's fleet-wide queue. The cold target with
- * the shortest service time (its lowest latency of the last two windows of 16 of them, {@link
- * TargetLoad#recordSuccessLatency}) per weight wins; if none is cold, the target where a new call
- * would be done first: with a fresh report, service time x (calls in flight from every client + 1)
- * / workers; without one, or with a claim of workers the plausibility rules capped, {@link
- * LeastResponseTimeStrategy}'s peak-EWMA cost, latency x (this balancer's calls + 1).
+ * <p>So targets are classified first, as Google's Prequal does, into <em>cold</em> (a worker is
+ * free) and <em>hot</em>, by the worker state the hedge's free-worker pick reads too ({@link
+ * FleetLoad#workers}). The cold target with the shortest service time (its lowest latency of the
+ * last two windows of 16 of them, {@link TargetLoad#recordSuccessLatency}) per weight wins; if none
+ * is cold, {@link LeastResponseTimeStrategy}'s peak-EWMA cost, latency x (this balancer's calls +
+ * 1), picks the target where a new call would be done first. A target whose last call failed is hot
+ * whatever else says, with its cost multiplied by 4 for every failure in a row (a fast 503 is no
+ * free worker).
  *
- * <p>Without a report that tells (none fresh, or one that implies no workers and no idle), a
- * balancer that is its targets' only client still knows where a worker is
- * free: every call they serve is its own. So each target learns from this balancer's calls how many
- * it serves at once without queueing, the way TCP Vegas reads a queue from round-trip times ({@link
- * LearnedConcurrency}): a call no slower than 1.1 x the service time did not wait, and
- * the estimate rises to the number of our calls that were in flight when it was sent; one call above
- * the estimate is a probe, and a probe that waited (over 1.5 x) pauses probing for a window; a call
- * at or below the estimate that waited lowers it by one. While fewer of our calls than that are in
- * flight, or as many and probing is not paused, the target is cold. In a fleet the same counts would
- * send every balancer to the target that looks idle to each of them, so the second call in a row
- * that was our only one on its target and still waited ({@link OtherClients}; one could be a pause)
- * turns this off: for 64 x that service time, at least a second, a balancer without reports scores
- * exactly as least response time.
+ * <p>What tells a free worker is this balancer's own traffic. A balancer that is its targets' only
+ * client knows where a worker is free: every call they serve is its own. So each target learns from
+ * this balancer's calls how many it serves at once without queueing, the way TCP Vegas reads a
+ * queue from round-trip times ({@link LearnedConcurrency}): a call no slower than 1.1 x the service
+ * time did not wait, and the estimate rises to the number of our calls that were in flight when it
+ * was sent; one call above the estimate is a probe, and a probe that waited (over 1.5 x) pauses
+ * probing for a window; a call at or below the estimate that waited lowers it by one. While fewer of
+ * our calls than that are in flight, or as many and probing is not paused, the target is cold. In a
+ * fleet the same counts would send every balancer to the target that looks idle to each of them, so
+ * the second call in a row that was our only one on its target and still waited ({@link
+ * OtherClients}; one could be a pause) turns this off: for 64 x that service time, at least a
+ * second, the balancer scores exactly as least response time.
  *
- * <p>Why it is the default, and why a report beats a latency-only "cold" rule in a fleet (each
- * client's verdict on a target it rarely calls is old; a report carries what every client did): the
- * lab runs in {@code docs/results/2026-12-01-lab-default-run.md}. Its cost there: a higher p99 in
- * the fleet with reports, since it also keeps the slowest target's workers busy.
+ * <p>Load reports ({@link Pick#reportLoad}) are not read. A report's free workers are a claim every
+ * client of the target hears at once, and among many clients none calls a target often enough to
+ * check it: trusted, an old or false claim draws the whole fleet onto one target; checked by each
+ * client's few calls, an honest slow target starves. In the lab's reports scenario every way of
+ * reading them that was tried gained little throughput and, in some honest style or with a liar,
+ * cost a multiple of the tail ({@code docs/results/2026-12-07-least-queueing-without-reports.md});
+ * least connections and power of two choices, which gain far more from reports, read their counts
+ * ({@link ReportJudge}).
+ *
+ * <p>Why it is the default: the lab runs in {@code docs/results/2026-12-01-lab-default-run.md}.
  *
  * <p>Up to {@value #FULL_SCAN_LIMIT} targets every one is a candidate (two random choices would
  * cap the fastest of four targets at half the calls); above that two distinct weighted-random ones,
@@ -103,8 +102,8 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
       double w = perWeight[i];
       int failures = t.consecutiveFailures;
       if (failures != 0) {
-        // x 4 per failure in a row (up to 8): its own cost is measured by this balancer alone and
-        // would look cheap next to a reporting target's fleet-wide queue. It still decays, so a
+        // x 4 per failure in a row (up to 8): a fast error is no free worker, and its latency says
+        // nothing of the target's queue. It still decays, so a
         // target that failed and came back is tried again (a rank below every other would never be):
         // among the hot ones as its cost falls below theirs, and among the cold ones, at that cost,
         // once it has fallen below the target's own service time with nothing of ours in flight.
@@ -114,20 +113,8 @@ final class LeastQueueingStrategy extends BuiltinStrategy {
       if (t.minLatencyNanos == 0.0 && t.inFlight == 0) {
         return 0.0; // never answered us: one call measures it (as least response time's zero cost)
       }
-      double service = t.minLatencyNanos;
-      FleetLoad.WorkerState state = FleetLoad.workers(t, now, alone);
-      if (state == FleetLoad.WorkerState.FREE) {
-        return service * w; // cold: a worker is free
-      }
-      // A hot target is scored by its report only if its workers are the report's own: a capped
-      // claim's workers were cut to deny free workers we could not verify (ReportPlausibility#record),
-      // and dividing by them would price it as a one-worker queue, which a lone claim of idleness
-      // could never leave while its report stays fresh. It is scored as an unreported target instead,
-      // by what this balancer measures itself, which decays: never frozen out.
-      double workers = t.reportedWorkers;
-      if (state == FleetLoad.WorkerState.BUSY && workers > 0 && service > 0 && !t.reportCapped
-          && t.reportFresh(now, TargetLoad.REPORT_TTL_NANOS)) {
-        return -1 - service * (FleetLoad.inFlight(t, now) + 1) / workers * w; // when the new call would be done
+      if (FleetLoad.workers(t, now, alone) == FleetLoad.WorkerState.FREE) {
+        return t.minLatencyNanos * w; // cold: a worker is free
       }
       return -1 - LeastResponseTimeStrategy.cost(t, w, now, stepsPerNano);
     }

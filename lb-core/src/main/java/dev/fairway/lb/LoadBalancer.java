@@ -214,11 +214,12 @@ public final class LoadBalancer implements AutoCloseable {
    * copies of a call (a hedge), which help only where they need not wait: one sent to a busy target
    * takes a worker another call was about to get.
    *
-   * <p>A target counts as busy when a fresh load report ({@link Pick#reportLoad}) says its calls in
-   * flight from every client fill its workers; or, with no fresh report, when this balancer is the
-   * only client it has seen on its targets and its own calls on it reach the concurrency it learned
-   * from earlier answers (least queueing's cold test, learned under every strategy). A target about which neither signal tells (a fleet without load reports, a
-   * target not measured yet) is not known to be busy, and may be chosen. Among the rest the
+   * <p>A target counts as busy when this balancer is the only client it has seen on its targets and
+   * its own calls on it reach the concurrency it learned from earlier answers (least queueing's cold
+   * test, learned under every strategy), or when a fresh load report ({@link Pick#reportLoad}) says
+   * every worker is busy (utilization 1 or more). A report is
+   * never read as a free worker: a claim of one is no proof. A target about which nothing tells (in
+   * a fleet without reports, or not measured yet) is not known to be busy, and may be chosen. Among the rest the
    * balancer's strategy chooses as {@link #pick(String, Set)} does. Allocates a set when some
    * target is left out: not for the pick path of every call.
    *
@@ -253,7 +254,7 @@ public final class LoadBalancer implements AutoCloseable {
   public interface QueueJudge {
     /**
      * Whether an extra copy of a call may still go to {@code target}, which may have to wait there:
-     * {@code knownBusy} when a fresh load report or the learned concurrency says every worker is
+     * {@code knownBusy} when the learned concurrency or a fresh load report says every worker is
      * busy, false when nothing this balancer knows tells.
      */
     boolean mayQueue(Target target, boolean knownBusy);
@@ -276,7 +277,7 @@ public final class LoadBalancer implements AutoCloseable {
         continue;
       }
       candidates++;
-      FleetLoad.WorkerState free = FleetLoad.workers(t, now, alone);
+      FleetLoad.WorkerState free = FleetLoad.workersForHedge(t, now, alone);
       boolean leftOut = judge == null
           ? free == FleetLoad.WorkerState.BUSY
           : free != FleetLoad.WorkerState.FREE && !judge.mayQueue(t.target, free == FleetLoad.WorkerState.BUSY);

@@ -100,9 +100,10 @@ public interface Pick extends AutoCloseable {
    * {@code endpoint-load-metrics} header, which the OkHttp interceptor reads for you). The report is
    * kept on the target until a newer one replaces it, and is used for 5 seconds after it arrived: a
    * per-request snapshot of a queue is worth little after that, and the target's load is then again
-   * what this balancer measures itself. Strategies that read load (least connections, power of two
-   * choices, least queueing) use a fresh report's count of calls from every client instead of this
-   * balancer's own count alone. Call it before {@link #success()} or {@link #failure}; it does
+   * what this balancer measures itself. Least connections and power of two choices count a fresh
+   * report's calls from every client as far as the target's reports have agreed with what this
+   * balancer sees of its own calls there, instead of this balancer's own count alone; the other
+   * strategies, least queueing included, do not read reports. Call it before {@link #success()} or {@link #failure}; it does
    * nothing after a completion. Allocation-free and lock-free; thread-safe.
    *
    * @param utilization how busy the target is, as ORCA's {@code application_utilization}: 1.0 means

@@ -53,7 +53,7 @@ final class PickHandle implements Pick {
   @Override
   public void reportLoad(double utilization, double requestsInFlight) {
     if (done == 0) {
-      completions.report(tracked, utilization, requestsInFlight, startNanos, latencyNanos, state >>> 1);
+      completions.report(tracked, utilization, requestsInFlight, startNanos, latencyNanos);
     }
   }
 

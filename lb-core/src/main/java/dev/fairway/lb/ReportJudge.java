@@ -1,9 +1,10 @@
 package dev.fairway.lb;
 
 /**
- * How much a target's load reports count for the strategies that compare calls in flight (least
- * connections, power of two choices): the trust model, in one unit, apart from the record that
- * stores the measurements ({@link TargetLoad}) and the pickers that read the result.
+ * How much a target's load reports count: the trust model, in one unit, apart from the record that
+ * stores the measurements ({@link TargetLoad}) and the pickers that read the result. The strategies
+ * that compare calls in flight (least connections, power of two choices) are the ones that read
+ * reports, through {@link FleetLoad#load}; the others, least queueing included, do not read them.
  *
  * <p><b>The model.</b> By Little's law, this balancer's own calls at a target average {@code n =
  * rate x latency} (its answers per second there, over the last {@value #WINDOW_SECONDS} s, times their
@@ -21,24 +22,40 @@ package dev.fairway.lb;
  * not frozen out either. Trust starts at 0 (like gRPC's weighted round robin, a report counts only
  * after it has been seen to agree), and everything expires: the rate decays when answers stop, so a
  * target nobody calls is counted at our own calls again and gets calls (never frozen out), and a
- * report is read for {@link TargetLoad#REPORT_TTL_NANOS} only. Least queueing keeps its own rules
- * ({@link ReportPlausibility#record}) and does not read this.
+ * report is read for {@link TargetLoad#REPORT_TTL_NANOS} only.
+ *
+ * <p>One report is a plain lie: a count below our own calls at the target ({@link
+ * Verdict#IMPLAUSIBLE}); it is counted in {@code fairway.load.reports{result=implausible}} and read as
+ * our own count (the count is never below ours), and its ratio fades the target's trust like any
+ * other disagreement.
  *
  * <p>Thread safety: lock-free; the fields are racy read-modify-writes like the latency EWMA (a lost
  * update, never a corrupt value). Nothing here runs on the pick path: the strategies read the
  * result through {@link FleetLoad#load}, which reads fields and allocates nothing.
  */
 final class ReportJudge {
-  /** What a report told a judge: {@link #judge}, and least queueing's agreement test ({@link ReportPlausibility}). */
+  /** What a report told a judge: {@link #judge}. */
   enum Verdict {
     /** Its ratio is within a factor {@link #AGREEMENT_FACTOR} of the scale: the target's trust rises. */
     AGREES,
     /** Its ratio is further from the scale: the target's trust fades. */
     DISAGREES,
+    /**
+     * Its count is below our own calls there, beyond what calls on the wire explain ({@link
+     * #IN_TRANSIT_SHARE}): a lie about ours. Judged as {@link #DISAGREES} (read at our own count),
+     * and counted as implausible.
+     */
+    IMPLAUSIBLE,
     /** Nothing to compare it with yet (no count, or no own traffic measured): nothing changes. */
     UNJUDGED
   }
 
+  /**
+   * Besides the answered call, one in this many of our calls at the target may be unknown to it
+   * without its report being a lie: sent but not yet read by the target, or answered but not yet
+   * read by us.
+   */
+  static final int IN_TRANSIT_SHARE = 8;
   /** The window of the answer rate: reports expire, and so does what our own traffic says. */
   static final int WINDOW_SECONDS = 5;
   static final long WINDOW_NANOS = WINDOW_SECONDS * 1_000_000_000L;
@@ -64,13 +81,15 @@ final class ReportJudge {
    * Judges a report of {@code requestsInFlight} calls at {@code t} (NaN when the report had no count)
    * arriving at {@code nowNanos} on the answer to a call of {@code latencyNanos}; {@code own} is our
    * calls at the target, the answered one included. Updates the target's averages and trust and the
-   * scale; returns what the report told.
+   * scale; returns what the report told ({@link Verdict#IMPLAUSIBLE} whether or not there was
+   * enough to judge its ratio by).
    */
   Verdict judge(TargetLoad t, double requestsInFlight, int own, long nowNanos, long latencyNanos) {
     t.recordAnswer(nowNanos, latencyNanos);
     if (!(requestsInFlight >= 0) || requestsInFlight == Double.POSITIVE_INFINITY) {
       return Verdict.UNJUDGED;
     }
+    boolean implausible = requestsInFlight < own - 1 - own / IN_TRANSIT_SHARE;
     // The fleet's calls there at the answer, ours included: a server may or may not count the
     // answered call, and a count below ours is a lie about ours, so never below ours.
     double fleet = Math.max(requestsInFlight, own);
@@ -78,7 +97,7 @@ final class ReportJudge {
     t.judgedFleet = average == 0 ? fleet : average + AVERAGE_STEP * (fleet - average);
     double ours = t.ownCalls(nowNanos);
     if (!(ours > 0)) {
-      return Verdict.UNJUDGED;
+      return implausible ? Verdict.IMPLAUSIBLE : Verdict.UNJUDGED;
     }
     double ratio = t.judgedFleet / ours;
     double s = scale;
@@ -91,6 +110,9 @@ final class ReportJudge {
     scale = s;
     double agreement = Math.min(ratio, s) / Math.max(ratio, s);
     t.trust = trust + TRUST_STEP * (agreement - trust);
+    if (implausible) {
+      return Verdict.IMPLAUSIBLE;
+    }
     return agreement * AGREEMENT_FACTOR >= 1 ? Verdict.AGREES : Verdict.DISAGREES;
   }
 }

@@ -95,11 +95,10 @@ public sealed interface Strategy permits BuiltinStrategy {
   /**
    * Least queueing, the default: a call goes to a target with a free worker (the one with the
    * shortest service time among them), and only when every target queues, to the one where it
-   * would be done first. A free worker is known from a fresh load report ({@link Pick#reportLoad};
-   * the OkHttp interceptor reads ORCA's {@code endpoint-load-metrics} header), or, without reports,
-   * from the concurrency each target showed this balancer's own calls without queueing; once this
-   * balancer sees other clients' queueing on a target it chooses as {@link #leastResponseTime()}
-   * does for a while. A target whose last call failed comes last. Keeps every target's workers busy
+   * would be done first. A free worker is known from the concurrency each target showed this
+   * balancer's own calls without queueing; once this balancer sees other clients' queueing on a
+   * target it chooses as {@link #leastResponseTime()} does for a while. Load reports ({@link
+   * Pick#reportLoad}) are not read: their claims of free workers could not be checked in a fleet. A target whose last call failed comes last. Keeps every target's workers busy
    * and puts the excess where service is fastest. Scores every target up to 16, two random ones
    * above.
    */

@@ -36,21 +36,10 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    * first success. TCP Vegas' base RTT: latency above it is queueing.
    */
   volatile double minLatencyNanos;
-  /**
-   * The lowest successful latency since the target was (re)admitted, in nanoseconds; 0 until the
-   * first success. Unlike {@link #minLatencyNanos} it never rises, so a target whose every call
-   * queues cannot raise it to the queued latency: the plausibility rules compare against it.
-   */
-  volatile double fastestNanos;
   /** The lowest successful latency of the current window alone. */
   volatile double windowMinNanos;
   /** Ticker value at which the current window began. */
   volatile long windowStartNanos;
-  /**
-   * False while every success of the current window came from a target whose fresh report said
-   * every worker was busy ({@link #recordSuccessLatency}: such a window measured a queue).
-   */
-  volatile boolean notBusyInWindow;
 
   // The latest load report from the target itself (see Pick#reportLoad). Three racy fields: a reader
   // may see two reports' halves, both recent; never a value the target did not send.
@@ -91,20 +80,6 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    */
   volatile long aloneWaitedAtNanos = NO_ALONE_WAIT;
   static final long NO_ALONE_WAIT = Long.MIN_VALUE;
-
-  // What the plausibility rules (ReportPlausibility) keep: written on the report path only.
-  /** Workers the latest kept report implies (in flight / utilization), capped; 0 when it cannot tell. */
-  volatile double reportedWorkers;
-  /** The most calls of this balancer that were on the target when one of its reports arrived. */
-  volatile int peakOwnAtReport;
-  /** True if the latest kept report claimed a free worker only thanks to implying more workers than the cap. */
-  volatile boolean reportCapped;
-  /** Reports in a row that disagreed with what this balancer saw. */
-  volatile int disagreements;
-  /** Ticker value until which the target's reports are not used; meaningful while {@link #distrustLevel} > 0. */
-  volatile long distrustedUntilNanos;
-  /** 0 until the first fallback; then how many fallbacks in a row (each one lasts twice the one before). */
-  volatile int distrustLevel;
 
   // What the report judge (ReportJudge) keeps: written on the report path only, read by FleetLoad.load.
   /** This balancer's answers with a report from the target, decayed over {@link ReportJudge#WINDOW_NANOS}. */
@@ -162,9 +137,26 @@ abstract class TargetLoad extends TargetLoadPadBefore {
     return DECAY[(int) Math.min(step, DECAY.length - 1)];
   }
 
-  /** True while the target's reports are not used ({@link ReportPlausibility#record}'s fallback). */
-  final boolean distrusted(long nowNanos) {
-    return distrustLevel > 0 && nowNanos - distrustedUntilNanos < 0;
+  /**
+   * Keeps a report from the target, arriving at {@code nowNanos} while this balancer has {@code own}
+   * calls there: its utilization and its count, each only if it is a number from 0 up (else NaN),
+   * and nothing at all if neither is. How far a kept count is believed is {@link ReportJudge}'s
+   * business, not this record's.
+   *
+   * @return false if the report had neither value (nothing changed)
+   */
+  final boolean recordReport(double utilization, double requestsInFlight, int own, long nowNanos) {
+    boolean u = utilization >= 0 && utilization < Double.POSITIVE_INFINITY;
+    boolean r = requestsInFlight >= 0 && requestsInFlight < Double.POSITIVE_INFINITY;
+    if (!u && !r) {
+      return false;
+    }
+    reportedUtilization = u ? utilization : Double.NaN;
+    reportedInFlight = r ? requestsInFlight : Double.NaN;
+    inFlightAtReport = own;
+    reportStampNanos = nowNanos;
+    reported = true;
+    return true;
   }
 
   /** True if a report arrived within {@code ttlNanos} before {@code nowNanos}. */
@@ -185,23 +177,9 @@ abstract class TargetLoad extends TargetLoadPadBefore {
    * slower for good has its new minimum within two windows, while one queued sample never becomes
    * it. Failures never come here: a fast error says nothing about the service time. Racy like the
    * EWMA: a lost sample, never a corrupt one.
-   *
-   * <p>Except that a window may raise the minimum only if at least one of its successes found the
-   * target not known to be busy ({@code busy}: {@link FleetLoad#workers} said {@link
-   * FleetLoad.WorkerState#BUSY} at the answer, by a fresh report of every worker busy): a window whose every call was answered from a full target measured its
-   * queue, not its service. Without the exception a target kept saturated (least queueing fills the
-   * fastest targets' queues when every target is busy) had its queued latency taken for its service
-   * time within two windows, and least queueing's hot cost, service time x (calls + 1) / workers,
-   * counted the queue twice and sent calls to the slower targets' queues. A target that became
-   * slower for good still shows its new minimum: each time its report shows a worker free, the window
-   * may rise. Without reports nothing is known busy, so the rule is as stated above.
    */
-  void recordSuccessLatency(long sampleNanos, long nowNanos, boolean busy) {
+  void recordSuccessLatency(long sampleNanos, long nowNanos) {
     double sample = Math.max(1.0, (double) sampleNanos);
-    double fastest = fastestNanos;
-    if (fastest == 0.0 || sample < fastest) {
-      fastestNanos = sample;
-    }
     double min = minLatencyNanos;
     if (min == 0.0) {
       minLatencyNanos = sample;
@@ -210,17 +188,10 @@ abstract class TargetLoad extends TargetLoadPadBefore {
       return;
     }
     if (nowNanos - windowStartNanos >= Math.max(MIN_WINDOW_NANOS, MIN_WINDOW_FACTOR * min)) {
-      double next = Math.min(windowMinNanos, sample);
-      if (next < min || notBusyInWindow || !busy) {
-        minLatencyNanos = next;
-      }
+      minLatencyNanos = Math.min(windowMinNanos, sample);
       windowMinNanos = sample;
       windowStartNanos = nowNanos;
-      notBusyInWindow = false;
       return;
-    }
-    if (!notBusyInWindow && !busy) {
-      notBusyInWindow = true;
     }
     if (sample < windowMinNanos) {
       windowMinNanos = sample;
@@ -263,7 +234,6 @@ abstract class TargetLoad extends TargetLoadPadBefore {
   void resetLatency() {
     ewmaNanos = 0;
     minLatencyNanos = 0;
-    fastestNanos = 0;
     learnedConcurrency = 0;
   }
 

@@ -29,15 +29,15 @@
  *   <li><b>Per-target load</b>, one signal per unit. {@code TargetLoad}: the per-target record,
  *       everything measured and heard about one target's load (in flight, peak-EWMA latency,
  *       windowed minimum, the load report and its lifetime, learned concurrency, and what the rules
- *       below keep); it stores, it does not judge. Three rules write it, each in its own unit:
+ *       below keep); it stores, it does not judge. Two rules write it, each in its own unit:
  *       {@code LearnedConcurrency} (how many calls the target serves at once, learned from our own
- *       calls), {@code ReportJudge} (how far a report is believed: the target's trust and the
- *       fleet's scale, by Little's law on our own traffic) and {@code ReportPlausibility} (whether
- *       least queueing keeps a report, and when a target's reports are set aside). One unit reads
- *       it for the pick: {@code FleetLoad}, the fleet-load reader (the calls at a target from every
- *       client; the same as far as trusted, which least connections and power of two choices
- *       compare; and the worker state, {@code FREE}, {@code BUSY} or {@code UNKNOWN}, which least
- *       queueing and the hedge's free-worker pick share). {@code TrackedTarget} extends the record
+ *       calls) and {@code ReportJudge} (how far a report is believed: the target's trust and the
+ *       fleet's scale, by Little's law on our own traffic). One unit reads it for the pick:
+ *       {@code FleetLoad}, the fleet-load reader (the calls at a target from every client; the same
+ *       as far as trusted, which least connections and power of two choices compare; and the worker
+ *       state, {@code FREE}, {@code BUSY} or {@code UNKNOWN}, from our own calls, which least queueing
+ *       and the hedge's free-worker pick share; the hedge also believes a report of every worker
+ *       busy). {@code TrackedTarget} extends the record
  *       with the target's health and outcome window: one instance per target id, kept across
  *       rebuilds.
  *   <li><b>Health.</b> {@code TargetHealth}: one target's state machine, one immutable
@@ -85,15 +85,14 @@
  * {@code PickHandle}: the one allocation.
  *
  * <p><b>A load report</b> ({@code PickHandle.reportLoad}, before the completion): {@code
- * Completions.report} has the {@code ReportJudge} weigh it (the target's trust and the fleet's
- * scale), and {@code ReportPlausibility.record} judge it against this balancer's own calls for least
- * queueing and keep it or not (discarded, capped, or the target's reports set aside for a while),
- * and counts what was discarded ({@code BalancerMetrics.reportDiscarded}); a pick reads only what
- * was kept, through {@code FleetLoad}.
+ * Completions.report} has the target keep it ({@code TargetLoad.recordReport}) and the {@code
+ * ReportJudge} weigh it (the target's trust and the fleet's scale), and counts one that claims fewer
+ * calls than ours there ({@code BalancerMetrics.reportImplausible}); least connections and power of
+ * two choices read it through {@code FleetLoad.load}.
  *
  * <p><b>A completion</b> ({@code PickHandle.success}, {@code failure} or {@code release}; only the
  * first counts): {@code Completions} updates the {@code TargetLoad} (latency average, windowed
- * minimum, told whether the answer came from a target {@code FleetLoad.workers} knows to be busy),
+ * minimum),
  * runs the learned-concurrency rule ({@code LearnedConcurrency.record}, for every strategy: least
  * queueing and the hedge's free-worker pick read it), frees the slot, feeds
  * {@code PassiveHealthChecker} (which may eject: {@code TargetHealth.apply}, then

@@ -22,6 +22,30 @@ class HedgeSupportTest {
     return lb.status().stream().filter(s -> s.target().equals(target)).findFirst().orElseThrow();
   }
 
+  /** A pick on {@code target} alone. */
+  static Pick pickOn(LoadBalancer lb, Target target) throws Exception {
+    Set<Target> others = new java.util.HashSet<>();
+    lb.status().forEach(s -> others.add(s.target()));
+    others.remove(target);
+    return lb.pick(null, others);
+  }
+
+  /**
+   * One call of {@code ms} on {@code target}, which did not queue: the balancer learns that it
+   * serves one of our calls at once. Then {@code held} picks on it stay open: with two, one above
+   * the learned one and its probe, every worker is known busy; with none, one is free.
+   */
+  java.util.List<Pick> learnOneWorker(LoadBalancer lb, Target target, long ms, int held) throws Exception {
+    Pick p = pickOn(lb, target);
+    ticker.advanceMillis(ms);
+    p.success();
+    java.util.List<Pick> out = new java.util.ArrayList<>();
+    for (int i = 0; i < held; i++) {
+      out.add(pickOn(lb, target));
+    }
+    return out;
+  }
+
   @Test
   void aHedgePickThatExcludesTheHome_movesNoKey_underEitherAffinityStrategy() throws Exception {
     for (Strategy strategy : new Strategy[] {Strategy.keyAffinity(), Strategy.consistentHash()}) {
@@ -45,6 +69,25 @@ class HedgeSupportTest {
   }
 
   @Test
+  void pickWithFreeWorker_everyOtherTargetBusyByOurOwnCalls_returnsNullAndTakesNoSlot() throws Exception {
+    for (Strategy strategy : new Strategy[] {Strategy.leastResponseTime(), Strategy.roundRobin(), Strategy.leastQueueing()}) {
+      LoadBalancer lb = lb(strategy, t(1), t(2), t(3));
+      java.util.List<Pick> held = new java.util.ArrayList<>(learnOneWorker(lb, t(2), 10, 2));
+      held.addAll(learnOneWorker(lb, t(3), 10, 2));
+
+      assertThat(lb.pickWithFreeWorker(null, Set.of(t(1)))).as(strategy.name()).isNull();
+      assertThat(lb.status()).extracting(TargetStatus::inFlight).as(strategy.name()).containsExactly(0, 2, 2);
+      held.forEach(Pick::release);
+      lb.close();
+    }
+  }
+
+  /**
+   * A fresh report of every worker busy (utilization 1 or more) marks a target busy for the hedge,
+   * whatever the strategy: a claim against the target's own interest. It does not change the
+   * strategy's own picks.
+   */
+  @Test
   void pickWithFreeWorker_everyOtherTargetReportedBusy_returnsNullAndTakesNoSlot() throws Exception {
     for (Strategy strategy : new Strategy[] {Strategy.leastResponseTime(), Strategy.roundRobin(), Strategy.leastQueueing()}) {
       LoadBalancer lb = lb(strategy, t(1), t(2), t(3));
@@ -53,15 +96,33 @@ class HedgeSupportTest {
 
       assertThat(lb.pickWithFreeWorker(null, Set.of(t(1)))).as(strategy.name()).isNull();
       assertThat(lb.status()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
+      ticker.advanceMillis(5_000); // the reports expire: nothing tells any more
+      Pick p = lb.pickWithFreeWorker(null, Set.of(t(1)));
+      assertThat(p).as(strategy.name()).isNotNull();
+      p.release();
       lb.close();
     }
+  }
+
+  /**
+   * A load report is not read as a free worker: a report claims 6 of 8 workers free (2 in flight at
+   * utilization 0.25) on a target whose every worker our own calls show busy, and the hedge still
+   * gets nothing. Before, the claim made it a hedge target.
+   */
+  @Test
+  void pickWithFreeWorker_aReportClaimingFreeWorkers_isNotReadAsOne() throws Exception {
+    LoadBalancer lb = lb(Strategy.leastQueueing(), t(1), t(2));
+    java.util.List<Pick> held = learnOneWorker(lb, t(2), 10, 2);
+    held.get(0).reportLoad(0.25, 2);
+    assertThat(lb.pickWithFreeWorker(null, Set.of(t(1)))).isNull();
+    held.forEach(Pick::release);
   }
 
   @Test
   void pickWithFreeWorker_choosesTheTargetWithAFreeWorker_whateverTheStrategyPrefers() throws Exception {
     LoadBalancer lb = lb(Strategy.leastResponseTime(), t(1), t(2), t(3));
-    LoadReportTest.call(lb, ticker, t(2), 1, 1.0, 8); // fastest, but every worker busy
-    LoadReportTest.call(lb, ticker, t(3), 50, 0.25, 2); // slow, 6 of 8 workers free
+    java.util.List<Pick> held = learnOneWorker(lb, t(2), 1, 2); // fastest, but every worker busy
+    learnOneWorker(lb, t(3), 50, 0); // slow, its worker free
 
     for (int i = 0; i < 5; i++) {
       Pick p = lb.pickWithFreeWorker(null, Set.of(t(1)));
@@ -69,7 +130,10 @@ class HedgeSupportTest {
       assertThat(p.target()).isEqualTo(t(3));
       p.release();
     }
-    assertThat(lb.pick(null, Set.of(t(1))).target()).isEqualTo(t(2)); // the plain pick still prefers it
+    Pick plain = lb.pick(null, Set.of(t(1)));
+    assertThat(plain.target()).isEqualTo(t(2)); // the plain pick still prefers it: 1 ms x 3 < 50 ms
+    plain.release();
+    held.forEach(Pick::release);
   }
 
   @Test
@@ -171,8 +235,8 @@ class HedgeSupportTest {
   @Test
   void pickWithFreeWorker_withAJudge_asksAboutBusyAndUnknownTargets_notAboutFreeOnes() throws Exception {
     LoadBalancer lb = lb(Strategy.roundRobin(), t(1), t(2), t(3), t(4));
-    LoadReportTest.call(lb, ticker, t(2), 10, 1.0, 8); // busy
-    LoadReportTest.call(lb, ticker, t(3), 10, 0.25, 2); // free
+    java.util.List<Pick> held = learnOneWorker(lb, t(2), 10, 2); // busy
+    learnOneWorker(lb, t(3), 10, 0); // free
     // t(4): never measured, nothing tells
     java.util.Map<Target, Boolean> asked = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -186,10 +250,11 @@ class HedgeSupportTest {
     assertThat(asked).containsOnly(java.util.Map.entry(t(2), true), java.util.Map.entry(t(4), false));
 
     assertThat(lb.pickWithFreeWorker(null, Set.of(t(1), t(3)), (target, knownBusy) -> false)).isNull();
-    assertThat(lb.status()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
+    assertThat(lb.status()).extracting(TargetStatus::inFlight).containsExactly(0, 2, 0, 0);
     Pick queued = lb.pickWithFreeWorker(null, Set.of(t(1), t(3), t(4)), (target, knownBusy) -> knownBusy);
     assertThat(queued).isNotNull();
     assertThat(queued.target()).isEqualTo(t(2)); // accepted although busy
     queued.release();
+    held.forEach(Pick::release);
   }
 }

@@ -38,10 +38,11 @@ public final class LoadReportMeters {
     PARSED,
     /** A header that is not a well-formed report: ignored. */
     MALFORMED,
-    /** Handed to the pick, but discarded by the balancer as contradicting what it sees itself. */
-    IMPLAUSIBLE,
-    /** Handed to the pick, but discarded because the target's reports are set aside for a while. */
-    DISTRUSTED;
+    /**
+     * Handed to the pick, but claiming fewer calls at the target than the balancer itself has there:
+     * read as the balancer's own count.
+     */
+    IMPLAUSIBLE;
 
     final String tag = name().toLowerCase(Locale.ROOT);
   }
@@ -126,7 +127,7 @@ public final class LoadReportMeters {
     if (c == null) {
       c = Counter.builder("fairway.load.reports") // NAME, written out for the meters table test
           .description("Load reports (endpoint-load-metrics) read from responses, by what became of them: "
-              + "parsed, malformed (ignored), implausible or distrusted (discarded by the balancer)")
+              + "parsed, malformed (ignored) or implausible (fewer calls than the balancer's own there)")
           .tag("service", service)
           .tag("result", result.tag)
           .register(r);

@@ -54,14 +54,14 @@ class LoadReportMetersTest {
     assertThat(added).isEmpty();
     meters.count(LoadReportMeters.Result.PARSED);
     meters.count(LoadReportMeters.Result.PARSED);
-    meters.count(LoadReportMeters.Result.DISTRUSTED);
+    meters.count(LoadReportMeters.Result.IMPLAUSIBLE);
     assertThat(added).hasSize(2);
     for (Meter.Id id : added) {
       assertThat(id.getName()).isEqualTo("fairway.load.reports");
       assertThat(id.getTags()).extracting(t -> t.getKey()).containsExactly("result", "service");
     }
     assertThat(count("orders", "parsed")).isEqualTo(2.0);
-    assertThat(count("orders", "distrusted")).isEqualTo(1.0);
+    assertThat(count("orders", "implausible")).isEqualTo(1.0);
     assertThat(count("orders", "malformed")).isZero();
     meters.release();
   }

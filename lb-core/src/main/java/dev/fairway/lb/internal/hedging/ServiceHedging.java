@@ -193,7 +193,7 @@ public final class ServiceHedging {
    * on a hedge thread, at most once per call; the pick is the hedge's from then on.
    *
    * <p>A target known to have a free worker ({@link LoadBalancer#pickWithFreeWorker}) may take the
-   * hedge. One known to be busy, or about which nothing tells (a fleet without load reports), may
+   * hedge. One known to be busy, or about which nothing tells (in a fleet without load reports), may
    * take it only if the hedge is likely to answer first although it waits there: the target's
    * median response time (as this client sees it, queueing included) is at most half of {@code
    * elapsedNanos}, and at most half of the time by which the first target's responses slower than
