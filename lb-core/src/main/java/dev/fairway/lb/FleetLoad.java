@@ -37,9 +37,14 @@ final class FleetLoad {
 
   /**
    * Calls in flight at {@code t} from every client, as well as this balancer knows: the fresh
-   * report's count plus the calls this balancer sent since (C3's concurrency compensation, with the
-   * report standing in for the other clients), never below this balancer's own count. Without a
-   * fresh report ({@link TargetLoad#REPORT_TTL_NANOS}), this balancer's own count.
+   * report's count plus the change in this balancer's own calls there since (C3's concurrency
+   * compensation, with the report standing in for the other clients), never below this balancer's
+   * own count. The change counts down too: the call the report answered has left since, so a report
+   * that counted it is read exact, and one that did not (the starter's filter) one call low until our
+   * next call there, never below our own. Before, the answered call stayed in a counting report's
+   * count until the next report, and least connections at 1 client kept one call too many on every
+   * target that had just answered it, and its tail grew with such reports. Without
+   * a fresh report ({@link TargetLoad#REPORT_TTL_NANOS}), this balancer's own count.
    */
   static double inFlight(TargetLoad t, long nowNanos) {
     int own = t.inFlight;
@@ -50,7 +55,7 @@ final class FleetLoad {
     if (!(rif >= 0)) {
       return own;
     }
-    return Math.max(own, rif + Math.max(0, own - t.inFlightAtReport));
+    return Math.max(own, rif + own - t.inFlightAtReport);
   }
 
   /**

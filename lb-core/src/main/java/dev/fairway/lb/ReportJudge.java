@@ -25,9 +25,9 @@ package dev.fairway.lb;
  * report is read for {@link TargetLoad#REPORT_TTL_NANOS} only.
  *
  * <p>One report is a plain lie: a count below our own calls at the target ({@link
- * Verdict#IMPLAUSIBLE}); it is counted in {@code fairway.load.reports{result=implausible}} and read as
- * our own count (the count is never below ours), and its ratio fades the target's trust like any
- * other disagreement.
+ * Verdict#IMPLAUSIBLE}); it is counted in {@code fairway.load.reports{result=implausible}}, and like
+ * every count it is read as no fewer calls than ours, in the ratio that moves the trust as in the
+ * count a strategy compares ({@link FleetLoad#inFlight}).
  *
  * <p>Thread safety: lock-free; the fields are racy read-modify-writes like the latency EWMA (a lost
  * update, never a corrupt value). Nothing here runs on the pick path: the strategies read the
@@ -42,8 +42,8 @@ final class ReportJudge {
     DISAGREES,
     /**
      * Its count is below our own calls there, beyond what calls on the wire explain ({@link
-     * #IN_TRANSIT_SHARE}): a lie about ours. Judged as {@link #DISAGREES} (read at our own count),
-     * and counted as implausible.
+     * #IN_TRANSIT_SHARE}): a lie about ours, counted as implausible. The trust moves as for any
+     * report, with the count read as our own.
      */
     IMPLAUSIBLE,
     /** Nothing to compare it with yet (no count, or no own traffic measured): nothing changes. */

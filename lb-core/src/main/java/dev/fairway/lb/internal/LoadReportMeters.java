@@ -10,8 +10,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The one owner of {@code fairway.load.reports{service,result}}: every load report a response
  * carried, by what became of it. The integrations count what they read ({@link Result#PARSED},
- * {@link Result#MALFORMED}, through {@link OutcomeRule}); the balancer counts what its plausibility
- * rules discarded ({@link Result#IMPLAUSIBLE}, {@link Result#DISTRUSTED}). One name, one
+ * {@link Result#MALFORMED}, through {@link OutcomeRule}); the balancer counts the reports that lie
+ * about its own calls ({@link Result#IMPLAUSIBLE}). One name, one
  * description, one set of tag keys, registered here only.
  *
  * <p>Why shared: the series describes a service's reports, not one reader of them, so it has no
