@@ -18,8 +18,8 @@ import org.jspecify.annotations.Nullable;
  * last two windows of 16 of them, {@link TargetLoad#recordSuccessLatency}) per weight wins; if none
  * is cold, {@link LeastResponseTimeStrategy}'s peak-EWMA cost, latency x (this balancer's calls +
  * 1), picks the target where a new call would be done first. A target whose last call failed is hot
- * whatever else says, with its cost multiplied by 4 for every failure in a row (a fast 503 is no
- * free worker).
+ * whatever its counts say, with its cost multiplied by 4 for every failure in a row (a fast 503 is
+ * no free worker).
  *
  * <p>What tells a free worker is this balancer's own traffic. A balancer that is its targets' only
  * client knows where a worker is free: every call they serve is its own. So each target learns from
